@@ -1,0 +1,290 @@
+"""The ``pflow-structure`` command: a thin layer over :mod:`pflow_structure.service`.
+
+Exit codes: 0 success, 1 failure (message on stderr), 2 usage error. This is the only
+module that imports click; the service is imported inside each command so that
+``read-fields`` starts fast.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from collections.abc import Callable, Sequence
+from functools import wraps
+from pathlib import Path
+from typing import Any, TypeVar
+
+import click
+
+from pflow_structure import __version__
+
+F = TypeVar("F", bound=Callable[..., Any])
+CONTEXT_SETTINGS = {"help_option_names": ["-h", "--help"], "max_content_width": 100}
+
+
+def _settings(ctx: click.Context) -> Any:
+    from pflow_structure.settings import Settings
+
+    settings = Settings.from_env()
+    cache_dir = ctx.find_root().params.get("cache_dir")
+    if cache_dir:
+        from dataclasses import replace
+
+        settings = replace(settings, cache_dir=Path(cache_dir).expanduser())
+    return settings
+
+
+def _fails_cleanly(command: F) -> F:
+    """Print our errors as one message on stderr with exit code 1 (no traceback)."""
+
+    @wraps(command)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        from pflow_structure.errors import StructureError
+
+        try:
+            return command(*args, **kwargs)
+        except StructureError as exc:
+            click.echo(f"Error: {exc}", err=True)
+            sys.exit(1)
+
+    return wrapper  # type: ignore[return-value]
+
+
+def _echo_json(value: Any) -> None:
+    click.echo(json.dumps(value, ensure_ascii=False, indent=2, default=_json_default))
+
+
+def _json_default(value: Any) -> Any:
+    if isinstance(value, (bytes, bytearray)):
+        import base64
+
+        return base64.b64encode(value).decode("ascii")
+    raise TypeError(f"cannot encode {type(value).__name__}")
+
+
+@click.group(context_settings=CONTEXT_SETTINGS)
+@click.version_option(__version__, "-V", "--version", prog_name="pflow-structure")
+@click.option(
+    "--cache-dir",
+    type=click.Path(file_okay=False, path_type=str),
+    envvar="PFLOW_STRUCTURE_CACHE_DIR",
+    help="Execution cache directory [env PFLOW_STRUCTURE_CACHE_DIR; default ~/.pflow/cache/node-executions].",
+)
+def main(cache_dir: str | None) -> None:
+    """Structure first, values on demand.
+
+    Run a node to get an execution id and the structure of its output (template paths
+    with types, counts and lengths), then read only the fields you need:
+
+    \b
+      pflow-structure run read-json path=examples/data/github_issues.json
+      pflow-structure read-fields EXECUTION_ID 'result[0].title' 'result[*].number'
+    """
+
+
+@main.command(context_settings=CONTEXT_SETTINGS)
+@click.argument("node")
+@click.argument("params", nargs=-1, metavar="[KEY=VALUE]...")
+@click.option("--json", "as_json", is_flag=True, help="Print the result dict as JSON (what MCP returns).")
+@click.option("--max-paths", type=click.IntRange(min=1), help="Most paths to list [default 500].")
+@click.pass_context
+@_fails_cleanly
+def run(ctx: click.Context, node: str, params: Sequence[str], as_json: bool, max_paths: int | None) -> None:
+    """Run NODE and print the structure of its output and an execution id.
+
+    Parameters are KEY=VALUE: numbers, true/false and null are typed, values starting
+    with [ or { are JSON, and KEY=@FILE reads the value from FILE. Values are kept in
+    the cache with secrets (tokens, passwords, keys) masked.
+
+    \b
+    Example:
+      pflow-structure run read-json path=examples/data/github_issues.json
+      pflow-structure run shell command='gh api repos/o/r/issues'
+    """
+    from dataclasses import replace
+
+    from pflow_structure.render.structure_text import render_structure_text
+    from pflow_structure.service import registry_run
+
+    parameters = parse_params(params)
+    settings = _settings(ctx)
+    if max_paths:
+        settings = replace(settings, max_paths=max_paths)
+    result = registry_run(node, parameters, settings=settings)
+    if as_json:
+        _echo_json(result)
+    else:
+        click.echo(render_structure_text(result))
+
+
+def parse_params(items: Sequence[str]) -> dict[str, Any]:
+    """``["n=5", "flag=true", "tags=[1,2]", "body=@req.json"]`` → typed dict; usage error otherwise."""
+    params: dict[str, Any] = {}
+    for item in items:
+        key, sep, raw = item.partition("=")
+        if not sep:
+            raise click.UsageError(
+                f"Parameter {item!r} has no '='; write KEY=VALUE, e.g. path={item}", click.get_current_context()
+            )
+        if not key.strip():
+            raise click.UsageError(f"Parameter {item!r} has no name before '='", click.get_current_context())
+        if key in params:
+            raise click.UsageError(f"Parameter {key!r} is given twice", click.get_current_context())
+        params[key] = _typed_value(raw)
+    return params
+
+
+def _typed_value(raw: str) -> Any:
+    if raw.startswith("@") and len(raw) > 1:
+        path = Path(raw[1:]).expanduser()
+        try:
+            return path.read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError) as exc:
+            raise click.UsageError(f"Cannot read {path} for {raw!r}: {exc}") from None
+    if raw in ("true", "false"):
+        return raw == "true"
+    if raw == "null":
+        return None
+    if raw[:1] in ("[", "{"):
+        try:
+            return json.loads(raw)
+        except ValueError:
+            return raw
+    for number_type in (int, float):
+        try:
+            return number_type(raw)
+        except ValueError:
+            continue
+    return raw
+
+
+@main.command("read-fields", context_settings=CONTEXT_SETTINGS)
+@click.argument("execution_id")
+@click.argument("paths", nargs=-1, metavar="PATH...")
+@click.option("--json", "as_json", is_flag=True, help="Print {path: value} as JSON (what MCP returns).")
+@click.option("--limit", type=click.IntRange(min=0), help="Most items returned per wildcard or JSONPath path.")
+@click.option("--offset", type=click.IntRange(min=0), default=0, show_default=True, help="Items to skip first.")
+@click.pass_context
+@_fails_cleanly
+def read_fields_command(
+    ctx: click.Context, execution_id: str, paths: Sequence[str], as_json: bool, limit: int | None, offset: int
+) -> None:
+    """Print the values at PATH... of a cached execution.
+
+    \b
+    Paths:
+      result[0].title            one value (item 0)
+      result[-1].title           the last item
+      result[*].number           every item (a list; page with --offset/--limit)
+      result[0]["content-type"]  a key that is not a plain name
+      '$..title'                 JSONPath (also filters: result[?(@.state=='open')].title)
+
+    A path that resolves to nothing prints null and says why.
+    """
+    from pflow_structure.render.fields_text import render_fields_text
+    from pflow_structure.service import read_fields_detailed
+
+    readout = read_fields_detailed(execution_id, list(paths), limit=limit, offset=offset, settings=_settings(ctx))
+    if as_json:
+        _echo_json(readout.values)
+        for reason in readout.errors.values():
+            click.echo(f"note: {reason}", err=True)
+    else:
+        text = render_fields_text(readout.values, readout.errors, readout.totals, offset=offset)
+        if text:
+            click.echo(text)
+
+
+@main.command(context_settings=CONTEXT_SETTINGS)
+@click.option("--json", "as_json", is_flag=True, help="Print a JSON list of {name, description, source}.")
+@_fails_cleanly
+def nodes(as_json: bool) -> None:
+    """List the nodes that `run` can execute, one line each."""
+    from pflow_structure.service import list_nodes
+
+    listing = list_nodes()
+    if as_json:
+        _echo_json(listing)
+        return
+    width = max((len(item["name"]) for item in listing), default=0)
+    for item in listing:
+        source = "" if item["source"] == "builtin" else f"  [{item['source']}]"
+        click.echo(f"{item['name']:<{width}}  {item['description']}{source}")
+
+
+@main.group(context_settings=CONTEXT_SETTINGS)
+def cache() -> None:
+    """Inspect and clean the execution cache."""
+
+
+@cache.command("list", context_settings=CONTEXT_SETTINGS)
+@click.option("--json", "as_json", is_flag=True, help="Print a JSON list.")
+@click.pass_context
+@_fails_cleanly
+def cache_list(ctx: click.Context, as_json: bool) -> None:
+    """List cached executions, oldest first (id, age, size)."""
+    import time
+
+    store = _settings(ctx).cache()
+    now = time.time()
+    infos = store.scan()
+    rows = [
+        {
+            "execution_id": info.execution_id,
+            "age_hours": round((now - info.created) / 3600, 2),
+            "bytes": info.size,
+            "expired": (now - info.created) / 3600 > store.ttl_hours,
+            "path": str(info.path),
+        }
+        for info in infos
+    ]
+    if as_json:
+        _echo_json(rows)
+        return
+    if not rows:
+        click.echo(f"No cached executions in {store.directory}")
+    for row in rows:
+        flag = "  expired" if row["expired"] else ""
+        click.echo(f"{row['execution_id']}  {row['age_hours']:>7.2f} h  {row['bytes']:>10} B{flag}")
+
+
+@cache.command("stats", context_settings=CONTEXT_SETTINGS)
+@click.option("--json", "as_json", is_flag=True, help="Print a JSON object.")
+@click.pass_context
+@_fails_cleanly
+def cache_stats(ctx: click.Context, as_json: bool) -> None:
+    """Show the cache directory, entry count, size and limits."""
+    stats = _settings(ctx).cache().stats()
+    if as_json:
+        _echo_json(stats)
+        return
+    for key, value in stats.items():
+        click.echo(f"{key}: {value}")
+
+
+@cache.command("prune", context_settings=CONTEXT_SETTINGS)
+@click.pass_context
+@_fails_cleanly
+def cache_prune(ctx: click.Context) -> None:
+    """Delete expired entries, then the oldest while the cache is over its size cap."""
+    outcome = _settings(ctx).cache().prune()
+    click.echo(
+        f"Removed {outcome['expired']} expired and {outcome['evicted']} over-cap entries; "
+        f"{outcome['remaining']} remain."
+    )
+
+
+@cache.command("clear", context_settings=CONTEXT_SETTINGS)
+@click.option("--yes", is_flag=True, help="Do not ask for confirmation.")
+@click.pass_context
+@_fails_cleanly
+def cache_clear(ctx: click.Context, yes: bool) -> None:
+    """Delete every cached execution."""
+    store = _settings(ctx).cache()
+    if not yes:
+        click.confirm(f"Delete every cached execution in {store.directory}?", abort=True)
+    click.echo(f"Deleted {store.clear()} entries.")
+
+
+if __name__ == "__main__":  # pragma: no cover
+    main()

@@ -1,0 +1,122 @@
+"""One exception tree for pflow-structure.
+
+Every message says what failed, where, and how to fix it. Messages never carry a
+secret or a whole payload; adapters (CLI, MCP) pass them through unchanged.
+
+    StructureError
+    ├── PathSyntaxError          (also ValueError)   a field path that does not parse
+    ├── PathNotFoundError        (also LookupError)  a path that resolves to nothing
+    ├── InvalidExecutionIdError  (also ValueError)   an id that is not exec-{seconds}-{hex}
+    ├── ExecutionNotFoundError   (also LookupError)  "Execution not found"
+    ├── ExecutionExpiredError    (also LookupError)  "Execution expired"
+    ├── CacheWriteError          (also OSError)      the cache could not store an entry
+    ├── NodeNotFoundError        (also LookupError)  unknown node type, with close matches
+    ├── NodeExecutionError       (also RuntimeError) the node raised; nothing was cached
+    └── ParameterError           (also ValueError)   a node parameter that cannot be used
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+
+class StructureError(Exception):
+    """Base class of every error raised by pflow-structure."""
+
+
+class PathSyntaxError(StructureError, ValueError):
+    """A field path does not follow the grammar.
+
+    Carries the path, the 0-based column of the problem, and renders a caret line.
+    """
+
+    def __init__(self, path: str, column: int, reason: str) -> None:
+        self.path = path
+        self.column = column
+        self.reason = reason
+        caret = " " * column + "^"
+        super().__init__(
+            f"Invalid field path at column {column + 1}: {reason}\n  {path}\n  {caret}\n"
+            'Paths look like result[0].title, result[*].name, data["content-type"] or $..title (JSONPath).'
+        )
+
+
+class PathNotFoundError(StructureError, LookupError):
+    """A path resolves to nothing; keeps which segment failed and what exists there."""
+
+    def __init__(self, path: str, segment_index: int, reason: str, suggestions: Sequence[str] = ()) -> None:
+        self.path = path
+        self.segment_index = segment_index
+        self.reason = reason
+        self.suggestions = list(suggestions)
+        message = f"{path}: {reason}"
+        if self.suggestions:
+            message += " Did you mean " + ", ".join(self.suggestions) + "?"
+        super().__init__(message)
+
+
+class InvalidExecutionIdError(StructureError, ValueError):
+    """An execution id that does not match exec-{unix seconds}-{hex}; refused before any file access."""
+
+    def __init__(self, execution_id: str) -> None:
+        self.execution_id = execution_id
+        shown = repr(execution_id[:40] + ("..." if len(execution_id) > 40 else ""))
+        super().__init__(
+            f"Execution not found: {shown} is not a valid execution id. "
+            "Ids look like exec-1763463202-0cd0c8fe; copy the one printed by `pflow-structure run`."
+        )
+
+
+class ExecutionNotFoundError(StructureError, LookupError):
+    """No cache entry for the id (never written, pruned, or unreadable)."""
+
+    def __init__(self, execution_id: str, detail: str = "") -> None:
+        self.execution_id = execution_id
+        extra = f" ({detail})" if detail else ""
+        super().__init__(
+            f"Execution not found: {execution_id}{extra}. "
+            "Run the node again with `pflow-structure run NODE ...` to get a new execution id."
+        )
+
+
+class ExecutionExpiredError(StructureError, LookupError):
+    """The cache entry is older than its TTL."""
+
+    def __init__(self, execution_id: str, age_hours: float, ttl_hours: float) -> None:
+        self.execution_id = execution_id
+        self.age_hours = age_hours
+        self.ttl_hours = ttl_hours
+        super().__init__(
+            f"Execution expired: {execution_id} is {age_hours:.1f} h old and entries live {ttl_hours:g} h. "
+            "Run the node again with `pflow-structure run NODE ...` to get a new execution id."
+        )
+
+
+class CacheWriteError(StructureError, OSError):
+    """The cache directory could not store an entry."""
+
+
+class NodeNotFoundError(StructureError, LookupError):
+    """Unknown node type; lists close matches and how to see every node."""
+
+    def __init__(self, node_type: str, suggestions: Sequence[str] = ()) -> None:
+        self.node_type = node_type
+        self.suggestions = list(suggestions)
+        hint = f" Did you mean {', '.join(self.suggestions)}?" if self.suggestions else ""
+        super().__init__(f"Unknown node type {node_type!r}.{hint} Run `pflow-structure nodes` to list them.")
+
+
+class NodeExecutionError(StructureError, RuntimeError):
+    """The node raised while running; no cache entry was created."""
+
+    def __init__(self, node_type: str, cause: BaseException) -> None:
+        self.node_type = node_type
+        self.cause = cause
+        text = str(cause) or type(cause).__name__
+        if len(text) > 2000:
+            text = text[:2000] + "..."
+        super().__init__(f"Node {node_type!r} failed: {type(cause).__name__}: {text}")
+
+
+class ParameterError(StructureError, ValueError):
+    """A node parameter is missing or unusable."""

@@ -1,0 +1,353 @@
+"""Field paths: parse, format, resolve.
+
+Grammar (our own paths)::
+
+    path     := first ( "." name | "[" int "]" | "[" "-" int "]" | "[*]" | "[" quoted "]" )*
+    first    := name | "[" quoted "]"
+    name     := letter_or_underscore ( word_char | "-" )*
+    quoted   := JSON double-quoted string | single-quoted string (\\' and \\\\ escapes)
+
+A path that starts with ``$`` or holds a filter (``[?(...)]``) is JSONPath and goes to
+jsonpath-ng, imported only then. This module is the only importer of jsonpath_ng.
+
+In a structure, ``[0]`` stands for every item of a list and ``[*]`` for every value of a
+dynamic-key dict; in ``read_fields``, ``[0]`` is item 0 and ``[*]`` is every item.
+"""
+
+from __future__ import annotations
+
+import difflib
+import json
+import re
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+from typing import Any, Final
+
+from pflow_structure.errors import PathNotFoundError, PathSyntaxError
+
+
+class _Wildcard:
+    """The ``[*]`` segment: every item of a list, every value of a dict."""
+
+    _instance: _Wildcard | None = None
+
+    def __new__(cls) -> _Wildcard:
+        if cls._instance is None:
+            cls._instance = super().__new__(cls)
+        return cls._instance
+
+    def __repr__(self) -> str:
+        return "WILDCARD"
+
+    def __reduce__(self) -> str:
+        return "WILDCARD"
+
+
+WILDCARD: Final = _Wildcard()
+Segment = str | int | _Wildcard
+ConcretePath = tuple[str | int, ...]
+
+_PLAIN_KEY = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
+_NAME = re.compile(r"[^\W\d][\w-]*")
+_INT = re.compile(r"-?\d+")
+
+
+def is_plain_key(key: str) -> bool:
+    """True when ``key`` can be written bare (``a.key``); otherwise it is quoted in brackets."""
+    return bool(_PLAIN_KEY.match(key))
+
+
+def quote_key(key: str) -> str:
+    """The bracketed form of a key: ``["content-type"]``."""
+    return "[" + json.dumps(key, ensure_ascii=False) + "]"
+
+
+def format_path(segments: Sequence[Segment]) -> str:
+    """Write segments as a path that :func:`parse_path` reads back to the same segments.
+
+    >>> format_path(["result", 0, "content-type"])
+    'result[0]["content-type"]'
+    """
+    parts: list[str] = []
+    for position, segment in enumerate(segments):
+        if isinstance(segment, _Wildcard):
+            parts.append("[*]")
+        elif isinstance(segment, int):
+            parts.append(f"[{segment}]")
+        elif is_plain_key(segment):
+            parts.append(segment if position == 0 else "." + segment)
+        else:
+            parts.append(quote_key(segment))
+    return "".join(parts)
+
+
+def is_jsonpath(path: str) -> bool:
+    """Paths starting with ``$`` or holding a filter expression are JSONPath."""
+    return path.startswith("$") or "[?" in path
+
+
+def parse_path(path: str) -> tuple[Segment, ...]:
+    """Parse one of our paths into segments; raise :class:`PathSyntaxError` with a column."""
+    if not isinstance(path, str):
+        raise PathSyntaxError(repr(path), 0, f"a path must be a string, not {type(path).__name__}")
+    if path == "":
+        raise PathSyntaxError(path, 0, "the path is empty")
+    return tuple(_Parser(path).segments())
+
+
+class _Parser:
+    def __init__(self, text: str) -> None:
+        self.text = text
+        self.pos = 0
+
+    def fail(self, reason: str, column: int | None = None) -> PathSyntaxError:
+        return PathSyntaxError(self.text, self.pos if column is None else column, reason)
+
+    def segments(self) -> Iterator[Segment]:
+        if self.text[0] == "[":
+            segment = self.bracket()
+            if not isinstance(segment, str):
+                raise self.fail("a path must start with a name or a quoted key", 0)
+            yield segment
+        else:
+            yield self.name()
+        while self.pos < len(self.text):
+            char = self.text[self.pos]
+            if char == ".":
+                self.pos += 1
+                if self.pos < len(self.text) and self.text[self.pos] == "[":
+                    raise self.fail("unexpected '[' after '.'; write a[0] or a[\"key\"], not a.[...]")
+                yield self.name()
+            elif char == "[":
+                yield self.bracket()
+            else:
+                raise self.fail(f"unexpected {char!r}; expected '.' or '['")
+
+    def name(self) -> str:
+        match = _NAME.match(self.text, self.pos)
+        if not match:
+            if self.pos >= len(self.text):
+                raise self.fail("the path ends where a name was expected")
+            char = self.text[self.pos]
+            if char.isdigit():
+                raise self.fail(f'a name cannot start with a digit; use [{char}...] for an index or ["..."]')
+            raise self.fail(f'expected a name, found {char!r}; quote unusual keys as ["key"]')
+        self.pos = match.end()
+        return match.group()
+
+    def bracket(self) -> Segment:
+        start = self.pos
+        self.pos += 1
+        if self.pos >= len(self.text):
+            raise self.fail("'[' is not closed")
+        char = self.text[self.pos]
+        segment: Segment
+        if char == "*":
+            self.pos += 1
+            segment = WILDCARD
+        elif char in "\"'":
+            segment = self.quoted(char)
+        else:
+            match = _INT.match(self.text, self.pos)
+            if not match:
+                raise self.fail("expected an index, '*' or a quoted key inside [ ]")
+            self.pos = match.end()
+            segment = int(match.group())
+        if self.pos >= len(self.text) or self.text[self.pos] != "]":
+            raise self.fail(f"expected ']' to close the '[' at column {start + 1}")
+        self.pos += 1
+        return segment
+
+    def quoted(self, quote: str) -> str:
+        start = self.pos
+        index = start + 1
+        while index < len(self.text):
+            char = self.text[index]
+            if char == "\\":
+                index += 2
+                continue
+            if char == quote:
+                literal = self.text[start : index + 1]
+                self.pos = index + 1
+                return self.unquote(literal, quote, start)
+            index += 1
+        raise self.fail(f"the quoted key starting at column {start + 1} is not closed", start)
+
+    def unquote(self, literal: str, quote: str, column: int) -> str:
+        if quote == '"':
+            try:
+                value = json.loads(literal)
+            except ValueError as exc:
+                raise self.fail(f"bad escape in quoted key: {exc.args[0].split(':')[0]}", column) from None
+            assert isinstance(value, str)
+            return value
+        body = literal[1:-1]
+        return re.sub(r"\\(.)", r"\1", body)
+
+
+@dataclass(frozen=True)
+class Match:
+    """One value a path reached, with the concrete path (no wildcards) where it sits."""
+
+    path: ConcretePath
+    value: Any
+
+
+def resolve(root: Any, path: str) -> tuple[list[Match], bool]:
+    """Resolve ``path`` against ``root``.
+
+    Returns the matches and whether the path can match many values (a wildcard or
+    JSONPath), in which case the caller returns a list. Raises :class:`PathSyntaxError`
+    or :class:`PathNotFoundError`.
+    """
+    if is_jsonpath(path):
+        return _resolve_jsonpath(root, path), True
+    segments = parse_path(path)
+    multi = any(isinstance(s, _Wildcard) for s in segments)
+    return list(_walk(root, segments, 0, (), path)), multi
+
+
+def _walk(value: Any, segments: Sequence[Segment], index: int, where: ConcretePath, text: str) -> Iterator[Match]:
+    if index == len(segments):
+        yield Match(where, value)
+        return
+    segment = segments[index]
+    if isinstance(value, str) and value[:1] in ("{", "["):
+        # Strings holding JSON (common in MCP and shell outputs) are read through.
+        parsed = parse_json_text(value)
+        if parsed is not None:
+            value = parsed
+    if isinstance(segment, _Wildcard):
+        yield from _walk_wildcard(value, segments, index, where, text)
+        return
+    child_key, child = _step(value, segment, segments, index, text)
+    yield from _walk(child, segments, index + 1, (*where, child_key), text)
+
+
+def _walk_wildcard(
+    value: Any, segments: Sequence[Segment], index: int, where: ConcretePath, text: str
+) -> Iterator[Match]:
+    if isinstance(value, list):
+        items: list[tuple[str | int, Any]] = list(enumerate(value))
+    elif isinstance(value, dict):
+        items = list(value.items())
+    else:
+        raise _not_found(text, segments, index, f"{_describe(value)} has no items for [*]")
+    found = 0
+    first_error: PathNotFoundError | None = None
+    for key, item in items:
+        try:
+            for match in _walk(item, segments, index + 1, (*where, key), text):
+                found += 1
+                yield match
+        except PathNotFoundError as exc:
+            first_error = first_error or exc
+    if found == 0 and first_error is not None:
+        # Every item failed: report why (and the suggestions) instead of an empty list.
+        raise first_error
+
+
+def _step(value: Any, segment: str | int, segments: Sequence[Segment], index: int, text: str) -> tuple[Any, Any]:
+    if isinstance(segment, int):
+        if not isinstance(value, list):
+            hint = _keys_hint(value)
+            raise _not_found(text, segments, index, f"[{segment}] needs a list but found {_describe(value)}.{hint}")
+        if -len(value) <= segment < len(value):
+            concrete = segment % len(value)
+            return concrete, value[concrete]
+        raise _not_found(text, segments, index, f"index {segment} is out of range: the list has {len(value)} items.")
+    if isinstance(value, dict):
+        if segment in value:
+            return segment, value[segment]
+        keys = [k for k in value if isinstance(k, str)]
+        close = difflib.get_close_matches(segment, keys, n=3, cutoff=0.6)
+        suggestions = [format_path([*segments[:index], k]) for k in close]
+        raise _not_found(text, segments, index, f"no key {segment!r} here.", suggestions)
+    if isinstance(value, list):
+        base = format_path(segments[:index])
+        rest = format_path(["x", *segments[index:]])[1:]
+        suggestions = [f"{base}[0]{rest}", f"{base}[*]{rest}"]
+        raise _not_found(
+            text, segments, index, f"{base or 'the value'} is a list of {len(value)} items, not a dict.", suggestions
+        )
+    raise _not_found(text, segments, index, f"no key {segment!r}: found {_describe(value)}.")
+
+
+def _not_found(
+    text: str, segments: Sequence[Segment], index: int, reason: str, suggestions: Sequence[str] = ()
+) -> PathNotFoundError:
+    return PathNotFoundError(text, index, reason, suggestions)
+
+
+def _keys_hint(value: Any) -> str:
+    if isinstance(value, dict):
+        keys = [k for k in value if isinstance(k, str)][:5]
+        return " Keys here: " + ", ".join(keys) + ("..." if len(value) > 5 else "") if keys else ""
+    return ""
+
+
+def _describe(value: Any) -> str:
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "a bool"
+    if isinstance(value, dict):
+        return f"a dict of {len(value)} keys"
+    if isinstance(value, list):
+        return f"a list of {len(value)} items"
+    if isinstance(value, str):
+        return f"a string of {len(value)} chars"
+    return f"a {type(value).__name__}"
+
+
+def parse_json_text(text: str) -> Any:
+    """Parse a string that holds a JSON object or array; None when it does not."""
+    stripped = text.strip()
+    if not stripped or stripped[0] not in "{[" or stripped[-1] not in "}]":
+        return None
+    try:
+        parsed = json.loads(stripped)
+    except ValueError:
+        return None
+    return parsed if isinstance(parsed, (dict, list)) else None
+
+
+def _resolve_jsonpath(root: Any, path: str) -> list[Match]:
+    expression = path if path.startswith("$") else "$." + path
+    offset = 0 if path.startswith("$") else 2
+    try:
+        from jsonpath_ng.ext.parser import parse as jsonpath_parse
+
+        compiled = jsonpath_parse(expression)
+    except Exception as exc:  # jsonpath-ng raises bare Exception subclasses for syntax errors
+        raise PathSyntaxError(path, _jsonpath_column(str(exc), offset, len(path)), f"JSONPath: {exc}") from None
+    return [Match(_concrete(datum.full_path), datum.value) for datum in compiled.find(root)]
+
+
+def _jsonpath_column(message: str, offset: int, length: int) -> int:
+    found = re.search(r"(\d+):(\d+)", message)
+    if not found:
+        return 0
+    return max(0, min(int(found.group(2)) - offset, max(length - 1, 0)))
+
+
+def _concrete(full_path: Any) -> ConcretePath:
+    """Turn a jsonpath-ng full path (Child/Fields/Index) into a tuple; () when unknown."""
+    out: list[str | int] = []
+
+    def visit(node: Any) -> bool:
+        name = type(node).__name__
+        if name == "Child":
+            return visit(node.left) and visit(node.right)
+        if name == "Fields" and len(node.fields) == 1:
+            out.append(node.fields[0])
+            return True
+        if name == "Index":
+            indices = getattr(node, "indices", None) or (getattr(node, "index", None),)
+            if len(indices) == 1 and isinstance(indices[0], int):
+                out.append(indices[0])
+                return True
+            return False
+        return name == "Root" or name == "This"
+
+    return tuple(out) if visit(full_path) else ()

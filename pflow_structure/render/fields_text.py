@@ -1,0 +1,53 @@
+"""The CLI text of ``read_fields``: one ``path: value`` line per requested path."""
+
+from __future__ import annotations
+
+import base64
+import json
+from collections.abc import Mapping
+from typing import Any
+
+
+def render_fields_text(
+    values: Mapping[str, Any],
+    errors: Mapping[str, str] | None = None,
+    totals: Mapping[str, int] | None = None,
+    *,
+    offset: int = 0,
+    max_items: int | None = 20,
+) -> str:
+    """``result[0].title: "Fix authentication bug"``; a None says why; long lists are paged."""
+    errors = errors or {}
+    totals = totals or {}
+    lines: list[str] = []
+    for path, value in values.items():
+        if path in errors:
+            lines.append(f"{path}: null  # {errors[path]}")
+            continue
+        note = ""
+        if isinstance(value, list) and path in totals:
+            shown = value
+            if max_items is not None and len(value) > max_items:
+                shown = value[:max_items]
+            total = totals[path]
+            end = offset + len(shown)
+            if end < total or offset:
+                more = f"; --offset {end} for more" if end < total else ""
+                note = f"  # items {offset}-{end - 1 if shown else offset} of {total}{more}"
+            text = _json(shown)
+            if len(shown) < len(value):
+                text = text[:-1] + (", ..." if shown else "...") + "]"
+        else:
+            text = _json(value)
+        lines.append(f"{path}: {text}{note}")
+    return "\n".join(lines)
+
+
+def _json(value: Any) -> str:
+    return json.dumps(value, ensure_ascii=False, default=_bytes_default)
+
+
+def _bytes_default(value: Any) -> Any:
+    if isinstance(value, (bytes, bytearray)):
+        return f"<{len(value)} bytes, base64: {base64.b64encode(value).decode('ascii')}>"
+    raise TypeError(f"cannot show a {type(value).__name__}")

@@ -1,0 +1,198 @@
+"""The one application service every adapter (CLI, MCP, wrapper, pflow hooks) calls.
+
+``registry_run`` runs a node, caches its outputs and returns the structure; ``read_fields``
+returns chosen values. Adapters translate arguments and errors; the logic lives here.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from pflow_structure.cache.store import ExecutionCache
+from pflow_structure.encoding import encode_value, restore_binary
+from pflow_structure.errors import NodeExecutionError, PathNotFoundError, PathSyntaxError, StructureError
+from pflow_structure.paths import resolve
+from pflow_structure.settings import Settings
+from pflow_structure.structure import infer_structure
+
+
+def registry_run(
+    node_type: str,
+    parameters: Mapping[str, Any] | None = None,
+    *,
+    settings: Settings | None = None,
+    cache: ExecutionCache | None = None,
+) -> dict[str, Any]:
+    """Run a node, cache what it wrote, and return its structure (no values).
+
+    Returns the spec's dict: ``execution_id``, ``node_type``, ``structure``,
+    ``field_count``, ``original_field_count``, ``filtered``; plus ``omitted_paths`` when
+    the structure was capped and ``warnings`` when something needs the user's attention.
+    Raises :class:`NodeNotFoundError` or :class:`NodeExecutionError` (nothing cached).
+    """
+    settings = settings or Settings.from_env()
+    cache = cache or settings.cache()
+    params = dict(parameters or {})
+    outputs = run_node(node_type, params)
+    return store_outputs(node_type, params, outputs, settings=settings, cache=cache)
+
+
+def run_node(node_type: str, params: dict[str, Any]) -> dict[str, Any]:
+    """Run ``node_type`` with ``params`` on a fresh shared store; return what it wrote."""
+    from pflow_structure.nodes.base import AsyncNode
+    from pflow_structure.registry import find_node
+
+    node_class = find_node(node_type).load()
+    node = node_class()
+    node.set_params(params)
+    shared: dict[str, Any] = {}
+    try:
+        if isinstance(node, AsyncNode):
+            _run_coroutine(node._run_async(shared))
+        else:
+            node._run(shared)
+    except StructureError as exc:
+        if isinstance(exc, NodeExecutionError):
+            raise
+        raise NodeExecutionError(node_type, exc) from exc
+    except Exception as exc:
+        raise NodeExecutionError(node_type, exc) from exc
+    return shared
+
+
+def _run_coroutine(coroutine: Any) -> Any:
+    """Run a coroutine to completion, also when called from inside a running event loop."""
+    import asyncio
+    import threading
+
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        return asyncio.run(coroutine)
+    outcome: dict[str, Any] = {}
+
+    def target() -> None:
+        try:
+            outcome["value"] = asyncio.run(coroutine)
+        except BaseException as exc:
+            outcome["error"] = exc
+
+    thread = threading.Thread(target=target, name="pflow-structure-async-node")
+    thread.start()
+    thread.join()
+    if "error" in outcome:
+        raise outcome["error"]
+    return outcome.get("value")
+
+
+def store_outputs(
+    node_type: str,
+    params: Mapping[str, Any],
+    outputs: Any,
+    *,
+    settings: Settings | None = None,
+    cache: ExecutionCache | None = None,
+) -> dict[str, Any]:
+    """Encode, cache and describe outputs a node already produced (used by wrappers too)."""
+    settings = settings or Settings.from_env()
+    cache = cache or settings.cache()
+    encoded = encode_value(outputs)
+    stored = cache.put(node_type, dict(params), encoded.value, binary_paths=encoded.binary_paths, notes=encoded.notes)
+    inferred = infer_structure(encoded.value, binary_paths=encoded.binary_paths, max_paths=settings.max_paths)
+    result: dict[str, Any] = {
+        "execution_id": stored.execution_id,
+        "node_type": node_type,
+        "structure": inferred.structure,
+        "field_count": inferred.field_count,
+        "original_field_count": inferred.field_count,
+        "filtered": False,
+    }
+    if inferred.omitted_paths:
+        result["omitted_paths"] = inferred.omitted_paths
+    warnings = list(stored.warnings) + list(encoded.notes)
+    if not inferred.structure:
+        warnings.append(f"Node {node_type!r} wrote no outputs.")
+    if warnings:
+        result["warnings"] = warnings
+    return result
+
+
+@dataclass
+class FieldReadout:
+    """Values read from one execution, why some are None, and totals for paged wildcards."""
+
+    execution_id: str
+    values: dict[str, Any] = field(default_factory=dict)
+    errors: dict[str, str] = field(default_factory=dict)
+    totals: dict[str, int] = field(default_factory=dict)
+
+
+def read_fields(
+    execution_id: str,
+    field_paths: Sequence[str],
+    *,
+    limit: int | None = None,
+    offset: int = 0,
+    settings: Settings | None = None,
+    cache: ExecutionCache | None = None,
+) -> dict[str, Any]:
+    """Read chosen values from an execution: ``{path: value}``.
+
+    Each path is resolved independently; one that is invalid or resolves to nothing gives
+    ``None``. Wildcard and JSONPath paths give lists, paged by ``offset`` and ``limit``.
+    Raises ``ExecutionNotFoundError`` ("Execution not found") or
+    ``ExecutionExpiredError`` ("Execution expired").
+
+    >>> read_fields(run["execution_id"], ["result[0].title", "result[*].number"])  # doctest: +SKIP
+    {'result[0].title': 'Fix authentication bug', 'result[*].number': [101, 100, 99]}
+    """
+    readout = read_fields_detailed(
+        execution_id, field_paths, limit=limit, offset=offset, settings=settings, cache=cache
+    )
+    return readout.values
+
+
+def read_fields_detailed(
+    execution_id: str,
+    field_paths: Sequence[str],
+    *,
+    limit: int | None = None,
+    offset: int = 0,
+    settings: Settings | None = None,
+    cache: ExecutionCache | None = None,
+) -> FieldReadout:
+    """Like :func:`read_fields`, and says why each ``None`` is ``None``."""
+    if cache is None:
+        cache = (settings or Settings.from_env()).cache()
+    entry = cache.get(execution_id)
+    readout = FieldReadout(execution_id)
+    if offset < 0 or (limit is not None and limit < 0):
+        raise PathSyntaxError(f"offset={offset} limit={limit}", 0, "offset and limit must not be negative")
+    for path in field_paths:
+        key = path if isinstance(path, str) else repr(path)
+        try:
+            matches, multi = resolve(entry.outputs, path)
+        except (PathSyntaxError, PathNotFoundError) as exc:
+            readout.values[key] = None
+            readout.errors[key] = str(exc)
+            continue
+        values = [restore_binary(m.value, m.path, entry.binary_paths) for m in matches]
+        if multi:
+            readout.totals[key] = len(values)
+            end = None if limit is None else offset + limit
+            readout.values[key] = values[offset:end]
+        else:
+            readout.values[key] = values[0] if values else None
+    return readout
+
+
+def list_nodes() -> list[dict[str, str]]:
+    """Every runnable node: ``[{"name", "description", "source"}]``."""
+    from pflow_structure.registry import available_nodes
+
+    return [
+        {"name": spec.name, "description": spec.description(), "source": spec.source}
+        for spec in available_nodes().values()
+    ]

@@ -1,0 +1,79 @@
+"""Settings, built at the edge from environment variables (core modules take arguments).
+
+==================================  =======================================  ==============
+variable                            meaning                                  default
+==================================  =======================================  ==============
+``PFLOW_STRUCTURE_CACHE_DIR``       execution cache directory                ~/.pflow/cache/node-executions
+``PFLOW_STRUCTURE_TTL_HOURS``       hours an execution stays readable        24
+``PFLOW_STRUCTURE_MAX_CACHE_SIZE``  cache size cap (bytes, or 500MB, 2GB)      1GB
+``PFLOW_STRUCTURE_MAX_PATHS``       most paths listed in one structure        500
+==================================  =======================================  ==============
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from pflow_structure.cache.store import DEFAULT_MAX_BYTES, DEFAULT_TTL_HOURS, ExecutionCache, default_cache_dir
+from pflow_structure.errors import ParameterError
+from pflow_structure.structure import DEFAULT_MAX_PATHS
+
+ENV_CACHE_DIR = "PFLOW_STRUCTURE_CACHE_DIR"
+ENV_TTL_HOURS = "PFLOW_STRUCTURE_TTL_HOURS"
+ENV_MAX_CACHE_SIZE = "PFLOW_STRUCTURE_MAX_CACHE_SIZE"
+ENV_MAX_PATHS = "PFLOW_STRUCTURE_MAX_PATHS"
+_UNITS = {"": 1, "b": 1, "kb": 1024, "mb": 1024**2, "gb": 1024**3, "tb": 1024**4}
+
+
+@dataclass(frozen=True)
+class Settings:
+    """Configuration for one service call; adapters build it once."""
+
+    cache_dir: Path = field(default_factory=default_cache_dir)
+    ttl_hours: float = DEFAULT_TTL_HOURS
+    max_cache_bytes: int = DEFAULT_MAX_BYTES
+    max_paths: int = DEFAULT_MAX_PATHS
+
+    @classmethod
+    def from_env(cls, env: Mapping[str, str] | None = None) -> Settings:
+        env = os.environ if env is None else env
+        base = cls()
+        return cls(
+            cache_dir=Path(env[ENV_CACHE_DIR]).expanduser() if env.get(ENV_CACHE_DIR) else base.cache_dir,
+            ttl_hours=_number(env, ENV_TTL_HOURS, base.ttl_hours),
+            max_cache_bytes=parse_size(env[ENV_MAX_CACHE_SIZE], ENV_MAX_CACHE_SIZE)
+            if env.get(ENV_MAX_CACHE_SIZE)
+            else base.max_cache_bytes,
+            max_paths=int(_number(env, ENV_MAX_PATHS, base.max_paths)),
+        )
+
+    def cache(self) -> ExecutionCache:
+        return ExecutionCache(self.cache_dir, ttl_hours=self.ttl_hours, max_bytes=self.max_cache_bytes)
+
+
+def _number(env: Mapping[str, str], name: str, default: float) -> float:
+    text = env.get(name)
+    if not text:
+        return default
+    try:
+        value = float(text)
+    except ValueError:
+        raise ParameterError(f"{name}={text!r} is not a number; unset it or set a positive number") from None
+    if value <= 0:
+        raise ParameterError(f"{name}={text!r} must be positive; unset it or set a positive number")
+    return value
+
+
+def parse_size(text: str, name: str = "size") -> int:
+    """``"1GB"`` → 1073741824; plain numbers are bytes."""
+    match = re.fullmatch(r"\s*(\d+(?:\.\d+)?)\s*([kmgt]?b?)\s*", text.lower())
+    if not match or float(match.group(1)) <= 0:
+        raise ParameterError(f"{name}={text!r} is not a size; use bytes or a unit, e.g. 500MB or 2GB")
+    unit = match.group(2)
+    if len(unit) == 1 and unit != "b":
+        unit += "b"  # "2g" means 2GB
+    return int(float(match.group(1)) * _UNITS[unit])

@@ -1,0 +1,321 @@
+"""Infer the flattened structure of a value: template paths with types and statistics.
+
+Like GenSON's schema strategies, every item of a list is fed into one shared child, so
+the statistics cover all items, not item 0: a key that only some items have is listed
+with ``present``, mixed types show as a union (``str|null``), lists get their lengths.
+Strings that hold a JSON object or array are parsed and their structure is listed below
+the string's path (marked ``"json": "dict"`` or ``"json": "list"``). Dicts whose keys are
+data (versions, ids, file names) are summarised once under ``[*]``.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from pflow_structure.paths import WILDCARD, Segment, format_path, is_plain_key
+
+DEFAULT_MAX_PATHS = 500
+DEFAULT_MAX_DEPTH = 64
+# A dict is "dynamic" (keys are data) when it has at least this many keys ...
+DYNAMIC_MIN_KEYS = 8
+# ... its values are of one kind, and its keys look like data or its values are containers.
+DYNAMIC_MIN_CONTAINER_KEYS = 20
+
+_TYPE_ORDER = {"dict": 0, "list": 1, "str": 2, "int": 3, "float": 4, "bool": 5, "bytes": 6, "null": 9}
+
+
+class FieldStats:
+    """What was seen at one path, over every value observed there."""
+
+    __slots__ = (
+        "children",
+        "count",
+        "depth_cut",
+        "dict_count",
+        "items",
+        "json_kinds",
+        "list_count",
+        "list_max",
+        "list_min",
+        "list_total",
+        "str_count",
+        "str_total",
+        "types",
+    )
+
+    def __init__(self) -> None:
+        self.count = 0
+        self.types: dict[str, int] = {}
+        self.str_count = 0
+        self.str_total = 0
+        self.list_count = 0
+        self.list_total = 0
+        self.list_min = 0
+        self.list_max = 0
+        self.dict_count = 0
+        self.children: dict[str, FieldStats] = {}
+        self.items: FieldStats | None = None
+        self.json_kinds: dict[str, int] = {}
+        self.depth_cut = False
+
+    def add_type(self, name: str) -> None:
+        self.types[name] = self.types.get(name, 0) + 1
+
+    def add_length(self, length: int) -> None:
+        if self.list_count == 0:
+            self.list_min = self.list_max = length
+        else:
+            self.list_min = min(self.list_min, length)
+            self.list_max = max(self.list_max, length)
+        self.list_count += 1
+        self.list_total += length
+
+    def merge(self, other: FieldStats) -> None:
+        """Fold ``other`` into this node (used to summarise dynamic-key dicts)."""
+        self.count += other.count
+        for name, n in other.types.items():
+            self.types[name] = self.types.get(name, 0) + n
+        self.str_count += other.str_count
+        self.str_total += other.str_total
+        if other.list_count:
+            if self.list_count:
+                self.list_min = min(self.list_min, other.list_min)
+                self.list_max = max(self.list_max, other.list_max)
+            else:
+                self.list_min, self.list_max = other.list_min, other.list_max
+            self.list_count += other.list_count
+            self.list_total += other.list_total
+        self.dict_count += other.dict_count
+        for key, child in other.children.items():
+            self.children.setdefault(key, FieldStats()).merge(child)
+        if other.items is not None:
+            if self.items is None:
+                self.items = FieldStats()
+            self.items.merge(other.items)
+        for kind, n in other.json_kinds.items():
+            self.json_kinds[kind] = self.json_kinds.get(kind, 0) + n
+        self.depth_cut = self.depth_cut or other.depth_cut
+
+    def kind(self) -> str:
+        """The most common type seen here."""
+        return max(self.types.items(), key=lambda item: item[1])[0] if self.types else "null"
+
+
+def classify(value: Any) -> str:
+    """The structure type name of a JSON-safe value.
+
+    ``bool`` is checked before ``int`` because ``True`` is an ``int`` in Python and
+    would otherwise be reported as one.
+    """
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "bool"
+    if isinstance(value, int):
+        return "int"
+    if isinstance(value, float):
+        return "float"
+    if isinstance(value, str):
+        return "str"
+    if isinstance(value, dict):
+        return "dict"
+    if isinstance(value, (list, tuple)):
+        return "list"
+    if isinstance(value, (bytes, bytearray)):
+        return "bytes"
+    return type(value).__name__
+
+
+_BINARY_LEAF = "\x00binary"
+
+
+class _Collector:
+    def __init__(self, max_depth: int, binary_paths: Sequence[Sequence[str | int]]) -> None:
+        self.max_depth = max_depth
+        self.binary: dict[Any, Any] = {}
+        for path in binary_paths:
+            node = self.binary
+            for step in path:
+                node = node.setdefault(step, {})
+            node[_BINARY_LEAF] = True
+
+    def observe(self, node: FieldStats, value: Any, depth: int, binary: dict[Any, Any] | None) -> None:
+        node.count += 1
+        if binary is not None and _BINARY_LEAF in binary and isinstance(value, str):
+            node.add_type("bytes")
+            node.str_count += 1
+            node.str_total += _decoded_length(value)
+            return
+        kind = classify(value)
+        node.add_type(kind)
+        if kind == "str":
+            node.str_count += 1
+            node.str_total += len(value)
+            if value[:1] in ("{", "[") and value[-1:] in ("}", "]"):
+                parsed = _json_container(value)
+                if parsed is not None:
+                    node.json_kinds[classify(parsed)] = node.json_kinds.get(classify(parsed), 0) + 1
+                    self.observe_container(node, parsed, depth, None)
+        elif kind in ("dict", "list"):
+            self.observe_container(node, value, depth, binary)
+
+    def observe_container(self, node: FieldStats, value: Any, depth: int, binary: dict[Any, Any] | None) -> None:
+        if depth >= self.max_depth:
+            node.depth_cut = True
+            return
+        if isinstance(value, dict):
+            node.dict_count += 1
+            children = node.children
+            for key, item in value.items():
+                child = children.get(key)
+                if child is None:
+                    child = children[key] = FieldStats()
+                self.observe(child, item, depth + 1, binary.get(key) if binary else None)
+        else:
+            node.add_length(len(value))
+            if value and node.items is None:
+                node.items = FieldStats()
+            items = node.items
+            for index, item in enumerate(value):
+                assert items is not None
+                self.observe(items, item, depth + 1, binary.get(index) if binary else None)
+
+
+def _decoded_length(text: str) -> int:
+    return len(text) * 3 // 4 - text[-2:].count("=")
+
+
+def _json_container(text: str) -> Any:
+    try:
+        parsed = json.loads(text)
+    except ValueError:
+        return None
+    return parsed if isinstance(parsed, (dict, list)) else None
+
+
+@dataclass
+class InferredStructure:
+    """A structure: template path → statistics, plus counts."""
+
+    structure: dict[str, dict[str, Any]]
+    field_count: int
+    total_paths: int
+
+    @property
+    def omitted_paths(self) -> int:
+        return self.total_paths - len(self.structure)
+
+
+def infer_structure(
+    value: Any,
+    *,
+    binary_paths: Sequence[Sequence[str | int]] = (),
+    max_paths: int = DEFAULT_MAX_PATHS,
+    max_depth: int = DEFAULT_MAX_DEPTH,
+) -> InferredStructure:
+    """Infer the structure of a JSON-safe value (usually a node's outputs dict).
+
+    >>> infer_structure({"result": [{"title": "a"}, {"title": "bc"}]}).structure
+    {'result': {'type': 'list', 'length': 2}, 'result[0].title': {'type': 'str', 'avg_length': 2}}
+    """
+    collector = _Collector(max_depth, binary_paths)
+    root = FieldStats()
+    collector.observe(root, value, 0, collector.binary or None)
+    entries: list[tuple[tuple[Segment, ...], dict[str, Any], bool]] = []
+    if isinstance(value, dict) and root.children:
+        for key, child in root.children.items():
+            entries.extend(_emit(child, (key,), root.dict_count, True))
+    else:
+        # A bare value (not a dict of outputs) is listed under the path "result".
+        entries.extend(_emit(root, ("result",), root.count, True))
+    field_count = sum(1 for _, _, leaf in entries if leaf)
+    kept = _cap(entries, max_paths)
+    structure = {format_path(segments): entry for segments, entry, _ in kept}
+    return InferredStructure(structure=structure, field_count=field_count, total_paths=len(entries))
+
+
+def _emit(
+    node: FieldStats, segments: tuple[Segment, ...], parent_dicts: int, show_presence: bool
+) -> Iterator[tuple[tuple[Segment, ...], dict[str, Any], bool]]:
+    entry = _entry(node, parent_dicts if show_presence else node.count)
+    children: list[tuple[tuple[Segment, ...], FieldStats, int, bool]] = []
+    if node.children:
+        if _is_dynamic(node):
+            merged = FieldStats()
+            for child in node.children.values():
+                merged.merge(child)
+            entry["keys"] = len(node.children)
+            entry["dynamic_keys"] = True
+            children.append(((*segments, WILDCARD), merged, merged.count, False))
+        else:
+            children.extend(((*segments, k), c, node.dict_count, True) for k, c in node.children.items())
+    if node.items is not None:
+        children.append(((*segments, 0), node.items, node.items.count, False))
+    # A list item or dict value that is a plain dict adds nothing its children do not say.
+    redundant = entry == {"type": "dict"} and children and not isinstance(segments[-1], str)
+    if not redundant:
+        yield segments, entry, not children
+    for child_segments, child, parents, presence in children:
+        yield from _emit(child, child_segments, parents, presence)
+
+
+def _entry(node: FieldStats, parents: int) -> dict[str, Any]:
+    entry: dict[str, Any] = {"type": _type_name(node)}
+    if node.list_count:
+        if node.list_min == node.list_max:
+            entry["length"] = node.list_min
+        else:
+            entry["length"] = round(node.list_total / node.list_count, 1)
+            entry["min_length"] = node.list_min
+            entry["max_length"] = node.list_max
+    if node.str_count:
+        entry["avg_length"] = round(node.str_total / node.str_count)
+    if node.json_kinds:
+        entry["json"] = "|".join(sorted(node.json_kinds, key=lambda kind: _TYPE_ORDER.get(kind, 8)))
+    if node.count < parents:
+        entry["present"] = node.count
+        entry["of"] = parents
+    if node.depth_cut:
+        entry["truncated"] = "depth"
+    return entry
+
+
+def _type_name(node: FieldStats) -> str:
+    names = sorted(node.types, key=lambda name: (name == "null", -node.types[name], _TYPE_ORDER.get(name, 8), name))
+    return "|".join(names) if names else "null"
+
+
+def _is_dynamic(node: FieldStats) -> bool:
+    keys = node.children
+    if len(keys) < DYNAMIC_MIN_KEYS:
+        return False
+    kinds: dict[str, int] = {}
+    for child in keys.values():
+        kind = child.kind()
+        kinds[kind] = kinds.get(kind, 0) + 1
+    dominant, dominant_count = max(kinds.items(), key=lambda item: item[1])
+    if dominant_count < 0.9 * len(keys):
+        return False
+    data_like = sum(1 for key in keys if _looks_like_data(key))
+    if data_like >= 0.5 * len(keys):
+        return True
+    return len(keys) >= DYNAMIC_MIN_CONTAINER_KEYS and dominant in ("dict", "list")
+
+
+def _looks_like_data(key: str) -> bool:
+    """Keys such as versions, ids, dates and file names, rather than field names."""
+    return not is_plain_key(key) or any(c.isdigit() for c in key) or len(key) >= 24
+
+
+def _cap(
+    entries: list[tuple[tuple[Segment, ...], dict[str, Any], bool]], max_paths: int
+) -> list[tuple[tuple[Segment, ...], dict[str, Any], bool]]:
+    """Keep at most ``max_paths`` entries, shallowest first, in their original order."""
+    if len(entries) <= max_paths:
+        return entries
+    order = sorted(range(len(entries)), key=lambda i: (len(entries[i][0]), i))
+    keep = sorted(order[: max(max_paths, 0)])
+    return [entries[i] for i in keep]

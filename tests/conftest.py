@@ -1,0 +1,32 @@
+"""Shared fixtures: every test gets its own cache directory and a clean environment."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parent.parent
+CORPUS = REPO / "tests" / "corpus"  # a copy of ../shared/corpus (see its SOURCES.md)
+EXAMPLES_DATA = REPO / "examples" / "data"
+
+
+def corpus_files() -> list[Path]:
+    """The 28 real API responses; tests that need them skip nothing silently (see test_corpus)."""
+    return sorted(CORPUS.glob("*.json"))
+
+
+@pytest.fixture(autouse=True)
+def isolated_cache(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """Point the execution cache (and its fallback) at a fresh temporary directory."""
+    base = tmp_path_factory.mktemp("cache")
+    cache_dir = base / "node-executions"
+    monkeypatch.setenv("PFLOW_STRUCTURE_CACHE_DIR", str(cache_dir))
+    monkeypatch.setenv("TMPDIR", str(base / "tmp"))
+    (base / "tmp").mkdir()
+    import tempfile
+
+    monkeypatch.setattr(tempfile, "tempdir", None)  # re-read TMPDIR so the fallback dir is private too
+    for name in ("PFLOW_STRUCTURE_TTL_HOURS", "PFLOW_STRUCTURE_MAX_CACHE_SIZE", "PFLOW_STRUCTURE_MAX_PATHS"):
+        monkeypatch.delenv(name, raising=False)
+    return cache_dir
