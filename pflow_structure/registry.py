@@ -11,7 +11,6 @@ from __future__ import annotations
 import difflib
 import importlib
 from dataclasses import dataclass
-from importlib import metadata
 from typing import Any
 
 from pflow_structure.errors import NodeNotFoundError
@@ -46,6 +45,8 @@ class NodeSpec:
 
 def available_nodes() -> dict[str, NodeSpec]:
     """Every node by name, built-ins first; a plugin cannot shadow a built-in."""
+    from importlib import metadata
+
     specs = {name: NodeSpec(name, target, "builtin") for name, target in BUILTIN_NODES.items()}
     for entry in metadata.entry_points(group=ENTRY_POINT_GROUP):
         if entry.name in specs:
@@ -57,6 +58,9 @@ def available_nodes() -> dict[str, NodeSpec]:
 
 def find_node(node_type: str) -> NodeSpec:
     """The spec for ``node_type`` or :class:`NodeNotFoundError` with close matches."""
+    if node_type in BUILTIN_NODES:
+        # Built-ins cannot be shadowed, so they need no entry-point scan (about 80 ms).
+        return NodeSpec(node_type, BUILTIN_NODES[node_type], "builtin")
     specs = available_nodes()
     if node_type in specs:
         return specs[node_type]

@@ -12,6 +12,9 @@ import re
 from typing import Any
 
 MASK = "***"
+CYCLE = "<cycle>"
+TOO_DEEP = "<nested too deeply>"
+MAX_DEPTH = 100
 _SECRET_WORDS = frozenset(
     {
         "password",
@@ -74,12 +77,25 @@ def is_secret_key(key: str) -> bool:
 
 
 def mask_secrets(value: Any) -> Any:
-    """A copy of ``value`` with the values of secret keys replaced by ``***``, at any depth."""
+    """A copy of ``value`` with the values of secret keys replaced by ``***``, at any depth.
+
+    A container that contains itself is cut with ``<cycle>``, nesting deeper than
+    100 levels with ``<nested too deeply>`` (parameters are stored for reference only).
+    """
+    return _mask(value, frozenset(), 0)
+
+
+def _mask(value: Any, path_ids: frozenset[int], depth: int) -> Any:
+    if not isinstance(value, (dict, list, tuple)):
+        return value
+    if id(value) in path_ids:
+        return CYCLE
+    if depth >= MAX_DEPTH:
+        return TOO_DEEP
+    inner = path_ids | {id(value)}
     if isinstance(value, dict):
         return {
-            k: (MASK if isinstance(k, str) and is_secret_key(k) and v is not None else mask_secrets(v))
+            k: (MASK if isinstance(k, str) and is_secret_key(k) and v is not None else _mask(v, inner, depth + 1))
             for k, v in value.items()
         }
-    if isinstance(value, (list, tuple)):
-        return [mask_secrets(item) for item in value]
-    return value
+    return [_mask(item, inner, depth + 1) for item in value]

@@ -1,0 +1,141 @@
+"""The cache entry: the spec's JSON format, written and checked field by field when read."""
+
+from __future__ import annotations
+
+import datetime as _dt
+import json
+import math
+from dataclasses import dataclass, field
+from typing import Any
+
+from pflow_structure.cache.masking import MAX_DEPTH, TOO_DEEP
+
+FORMAT_VERSION = 1
+_REQUIRED = ("execution_id", "node_type", "timestamp", "ttl_hours", "outputs")
+
+
+@dataclass
+class CacheEntry:
+    """One stored execution."""
+
+    execution_id: str
+    node_type: str
+    timestamp: str
+    ttl_hours: float
+    params: Any
+    outputs: Any
+    binary_paths: list[list[str | int]] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+
+    def age_hours(self, now: float) -> float:
+        return (now - parse_timestamp(self.timestamp)) / 3600.0
+
+
+def serialise_entry(entry: CacheEntry) -> bytes:
+    """UTF-8 JSON of ``entry``; ``outputs`` must already be JSON-safe (see ``encode_value``).
+
+    Raises ``TypeError`` or ``ValueError`` for outputs that are not (a programming error).
+    """
+    document = {
+        "execution_id": entry.execution_id,
+        "node_type": entry.node_type,
+        "timestamp": entry.timestamp,
+        "ttl_hours": entry.ttl_hours,
+        "params": entry.params,
+        "outputs": entry.outputs,
+        "binary_paths": entry.binary_paths,
+        "notes": entry.notes,
+        "format_version": FORMAT_VERSION,
+    }
+    try:
+        text = json.dumps(document, ensure_ascii=False, allow_nan=False, separators=(",", ":"))
+        return text.encode("utf-8")
+    except UnicodeEncodeError:
+        # A lone surrogate (e.g. a file name decoded with surrogateescape) has no UTF-8 form;
+        # escaped as \udcxx it still round-trips, and the file stays valid UTF-8.
+        return json.dumps(document, ensure_ascii=True, allow_nan=False, separators=(",", ":")).encode("ascii")
+
+
+def parse_entry(raw: bytes, execution_id: str) -> CacheEntry:
+    """Check every field of a stored entry; raises ``ValueError`` saying what is wrong."""
+    try:
+        data = json.loads(raw.decode("utf-8"))
+    except UnicodeDecodeError as exc:
+        raise ValueError(f"not UTF-8: {exc.reason} at byte {exc.start}") from None
+    except RecursionError:
+        raise ValueError("nested too deeply to parse") from None
+    if not isinstance(data, dict):
+        raise ValueError(f"a JSON {type(data).__name__}, not an object")
+    missing = [key for key in _REQUIRED if key not in data]
+    if missing:
+        raise ValueError("missing " + ", ".join(missing))
+    if data["execution_id"] != execution_id:
+        raise ValueError("the id inside does not match the file name")
+    if not isinstance(data["node_type"], str):
+        raise ValueError("node_type is not a string")
+    parse_timestamp(data["timestamp"])
+    ttl = data["ttl_hours"]
+    if isinstance(ttl, bool) or not isinstance(ttl, (int, float)) or not math.isfinite(ttl) or ttl <= 0:
+        raise ValueError("ttl_hours is not a positive number")
+    binary_paths = data.get("binary_paths", [])
+    if not isinstance(binary_paths, list) or not all(_is_path(p) for p in binary_paths):
+        raise ValueError("binary_paths is not a list of paths")
+    notes = data.get("notes", [])
+    if not isinstance(notes, list) or not all(isinstance(note, str) for note in notes):
+        raise ValueError("notes is not a list of strings")
+    return CacheEntry(
+        execution_id=execution_id,
+        node_type=data["node_type"],
+        timestamp=data["timestamp"],
+        ttl_hours=float(ttl),
+        params=data.get("params", {}),
+        outputs=data["outputs"],
+        binary_paths=binary_paths,
+        notes=notes,
+    )
+
+
+def _is_path(value: Any) -> bool:
+    return isinstance(value, list) and all(
+        isinstance(part, str) or (isinstance(part, int) and not isinstance(part, bool)) for part in value
+    )
+
+
+def json_safe(value: Any, depth: int = 0) -> Any:
+    """Parameters as plain JSON: they are stored for reference, so an odd one must not fail a run.
+
+    Keys become strings, tuples and sets lists, NaN and other objects their ``str()``.
+    """
+    if value is None or isinstance(value, (str, bool, int)):
+        return value
+    if isinstance(value, float):
+        return value if math.isfinite(value) else str(value)
+    if depth >= MAX_DEPTH:
+        return TOO_DEEP
+    if isinstance(value, dict):
+        return {str(k): json_safe(v, depth + 1) for k, v in value.items()}
+    if isinstance(value, (list, tuple, set, frozenset)):
+        return [json_safe(item, depth + 1) for item in value]
+    try:
+        return str(value)
+    except Exception:  # a broken __str__ of a parameter object must not fail the run
+        return f"<{type(value).__name__}>"
+
+
+def format_timestamp(seconds: float) -> str:
+    """ISO 8601 in UTC, to the second: ``2025-11-18T10:53:22Z``."""
+    moment = _dt.datetime.fromtimestamp(int(seconds), tz=_dt.timezone.utc)
+    return moment.strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def parse_timestamp(text: Any) -> float:
+    """Seconds since the epoch; a timestamp without a zone is taken as UTC."""
+    if not isinstance(text, str):
+        raise ValueError("timestamp is not a string")
+    try:
+        moment = _dt.datetime.fromisoformat(text.replace("Z", "+00:00"))
+    except ValueError:
+        raise ValueError(f"timestamp {text[:40]!r} is not ISO 8601") from None
+    if moment.tzinfo is None:
+        moment = moment.replace(tzinfo=_dt.timezone.utc)
+    return moment.timestamp()

@@ -1,0 +1,203 @@
+"""Filesystem primitives of the cache: private directories, atomic writes, reads that never follow a symlink.
+
+Every function takes paths built from validated ids only; none of them reads the environment.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import errno
+import os
+import stat
+import tempfile
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+from pflow_structure.cache.ids import is_valid_execution_id
+from pflow_structure.errors import CacheWriteError
+
+ENTRY_SUFFIX = ".json"
+TEMP_PREFIX = ".tmp-"
+_STALE_TEMP_SECONDS = 3600
+_NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
+_CLOEXEC = getattr(os, "O_CLOEXEC", 0)
+# O_NONBLOCK: opening a FIFO planted in place of an entry must not hang; regular files ignore it.
+_NONBLOCK = getattr(os, "O_NONBLOCK", 0)
+
+
+@dataclass
+class EntryInfo:
+    """A cache file seen by a directory scan (no JSON parsing)."""
+
+    execution_id: str
+    path: Path
+    size: int
+    created: float
+
+
+def ensure_private_dir(directory: Path, *, private_root: Path | None = None) -> None:
+    """Create ``directory`` (and missing parents) as 0700, whatever the umask.
+
+    With ``private_root`` (the fallback under the shared temp dir), every directory from
+    ``private_root`` down to ``directory`` must be a real directory owned by this user: a
+    symlink or a directory planted by someone else is refused with :class:`CacheWriteError`.
+    """
+    if private_root is None:
+        if not os.path.isdir(directory):
+            _make_dirs(directory)
+    else:
+        for path in _chain(private_root, directory):
+            if not os.path.lexists(path):
+                _make_dirs(path)
+            _check_private(path)
+    if not os.access(directory, os.W_OK | os.X_OK):
+        raise PermissionError(errno.EACCES, "Permission denied", str(directory))
+
+
+def _make_dirs(directory: Path) -> None:
+    missing = [directory, *(p for p in directory.parents if not os.path.lexists(p))]
+    for path in reversed(missing):
+        try:
+            path.mkdir(mode=0o700)
+        except FileExistsError:
+            continue  # another process made it; its mode is that process's business
+        os.chmod(path, 0o700)  # mkdir's mode is filtered by the umask; chmod is not
+
+
+def _chain(root: Path, directory: Path) -> list[Path]:
+    """``root`` and every directory below it down to ``directory``, top first."""
+    chain = [directory]
+    while chain[-1] != root:
+        parent = chain[-1].parent
+        if parent == chain[-1]:
+            return [directory]  # not below root: check the directory alone
+        chain.append(parent)
+    return list(reversed(chain))
+
+
+def _check_private(path: Path) -> None:
+    info = os.lstat(path)
+    if stat.S_ISLNK(info.st_mode):
+        raise CacheWriteError(f"{path} is a symlink; refusing to use it as a cache directory")
+    if not stat.S_ISDIR(info.st_mode):
+        raise CacheWriteError(f"{path} is not a directory; refusing to use it as a cache directory")
+    if hasattr(os, "getuid") and info.st_uid != os.getuid():
+        raise CacheWriteError(f"{path} belongs to another user; refusing to use it")
+    if stat.S_IMODE(info.st_mode) != 0o700:
+        os.chmod(path, 0o700)
+
+
+def write_atomically(directory: Path, name: str, data: bytes) -> Path:
+    """Write ``data`` to a 0600 temporary file in ``directory`` and rename it to ``name``.
+
+    The rename replaces whatever is at ``name`` (a symlink included) without following it,
+    so readers see either no file or the whole file.
+    """
+    final = directory / name
+    fd, tmp_name = tempfile.mkstemp(dir=directory, prefix=TEMP_PREFIX, suffix=ENTRY_SUFFIX)
+    try:
+        os.fchmod(fd, 0o600)
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(data)
+        os.replace(tmp_name, final)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp_name)
+        raise
+    return final
+
+
+def read_regular_file(path: Path, problems: list[str]) -> bytes | None:
+    """The bytes of ``path``; ``None`` when it is missing, or (with a note in ``problems``)
+    when it is a symlink, not a regular file, or cannot be opened."""
+    try:
+        fd = os.open(path, os.O_RDONLY | _NOFOLLOW | _CLOEXEC | _NONBLOCK)
+    except FileNotFoundError:
+        return None
+    except OSError as exc:
+        if os.path.islink(path):
+            problems.append(f"{path.name} is a symlink and was not followed")
+        else:
+            problems.append(f"{path.name} could not be opened: {reason(exc)}")
+        return None
+    with os.fdopen(fd, "rb") as handle:
+        if not stat.S_ISREG(os.fstat(handle.fileno()).st_mode):
+            problems.append(f"{path.name} is not a regular file")
+            return None
+        return handle.read()
+
+
+def touch_stamp(path: Path, now: float) -> None:
+    """Create or update a 0600 marker file, replacing (never following) a symlink there."""
+    with contextlib.suppress(FileNotFoundError):
+        if not stat.S_ISREG(os.lstat(path).st_mode):
+            os.unlink(path)
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | _NOFOLLOW | _CLOEXEC | _NONBLOCK, 0o600)
+    try:
+        os.fchmod(fd, 0o600)
+        if os.utime in os.supports_fd:
+            os.utime(fd, (now, now))
+        else:  # pragma: no cover - platforms without futimens
+            os.utime(path, (now, now))
+    finally:
+        os.close(fd)
+
+
+def remove_symlink(path: Path) -> None:
+    """Remove ``path`` if it is a symlink (so that a lock library cannot be led through it)."""
+    with contextlib.suppress(FileNotFoundError):
+        if stat.S_ISLNK(os.lstat(path).st_mode):
+            os.unlink(path)
+
+
+def scan_entries(directory: Path) -> Iterator[EntryInfo]:
+    """Every regular entry file in ``directory`` whose name is a valid id (symlinks skipped)."""
+    try:
+        iterator = os.scandir(directory)
+    except OSError:
+        return
+    with iterator:
+        for item in iterator:
+            name = item.name
+            if not name.endswith(ENTRY_SUFFIX) or not is_valid_execution_id(name[: -len(ENTRY_SUFFIX)]):
+                continue
+            try:
+                info = item.stat(follow_symlinks=False)
+            except OSError:
+                continue
+            if not stat.S_ISREG(info.st_mode):
+                continue
+            execution_id = name[: -len(ENTRY_SUFFIX)]
+            yield EntryInfo(execution_id, Path(item.path), info.st_size, float(execution_id.split("-")[1]))
+
+
+def remove_stale_temp_files(directory: Path, now: float) -> None:
+    """Delete temporary files left behind by a writer that died more than an hour ago."""
+    try:
+        iterator = os.scandir(directory)
+    except OSError:
+        return
+    with iterator:
+        for item in iterator:
+            if item.name.startswith(TEMP_PREFIX):
+                try:
+                    if now - item.stat(follow_symlinks=False).st_mtime > _STALE_TEMP_SECONDS:
+                        os.unlink(item.path)
+                except OSError:
+                    continue
+
+
+def unlink(path: Path) -> bool:
+    try:
+        os.unlink(path)
+    except OSError:
+        return False
+    return True
+
+
+def reason(exc: BaseException) -> str:
+    """A short reason for an error, without a traceback."""
+    if isinstance(exc, OSError) and exc.strerror:
+        return exc.strerror
+    return str(exc) or type(exc).__name__
