@@ -8,6 +8,8 @@ module that imports click; the service is imported inside each command so that
 from __future__ import annotations
 
 import json
+import math
+import re
 import sys
 from collections.abc import Callable, Sequence
 from functools import wraps
@@ -20,6 +22,8 @@ from pflow_structure import __version__
 
 F = TypeVar("F", bound=Callable[..., Any])
 CONTEXT_SETTINGS = {"help_option_names": ["-h", "--help"], "max_content_width": 100}
+_JSON_INT = re.compile(r"-?(?:0|[1-9][0-9]*)")
+_JSON_NUMBER = re.compile(r"-?(?:0|[1-9][0-9]*)(?:\.[0-9]+)?(?:[eE][+-]?[0-9]+)?")
 
 
 def _settings(ctx: click.Context) -> Any:
@@ -140,7 +144,7 @@ def _typed_value(raw: str) -> Any:
         try:
             return path.read_text(encoding="utf-8")
         except (OSError, UnicodeDecodeError) as exc:
-            raise click.UsageError(f"Cannot read {path} for {raw!r}: {exc}") from None
+            raise click.UsageError(f"Cannot read {path} for {raw!r}: {exc}", click.get_current_context()) from None
     if raw in ("true", "false"):
         return raw == "true"
     if raw == "null":
@@ -150,11 +154,15 @@ def _typed_value(raw: str) -> Any:
             return json.loads(raw)
         except ValueError:
             return raw
-    for number_type in (int, float):
+    # Only JSON number syntax is a number: "nan", "inf", "1_000" and "007" (a zip code) stay text.
+    if _JSON_INT.fullmatch(raw):
         try:
-            return number_type(raw)
-        except ValueError:
-            continue
+            return int(raw)
+        except ValueError:  # more digits than int() accepts (sys.set_int_max_str_digits)
+            return raw
+    if _JSON_NUMBER.fullmatch(raw):
+        number = float(raw)
+        return number if math.isfinite(number) else raw  # 1e400 would become inf
     return raw
 
 
@@ -190,7 +198,9 @@ def read_fields_command(
         for reason in readout.errors.values():
             click.echo(f"note: {reason}", err=True)
     else:
-        text = render_fields_text(readout.values, readout.errors, readout.totals, offset=offset)
+        # An explicit --limit is shown in full; without one, text shows the first 20 items.
+        max_items = None if limit is not None else 20
+        text = render_fields_text(readout.values, readout.errors, readout.totals, offset=offset, max_items=max_items)
         if text:
             click.echo(text)
 

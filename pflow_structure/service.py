@@ -99,7 +99,9 @@ def store_outputs(
     settings = settings or Settings.from_env()
     cache = cache or settings.cache()
     encoded = encode_value(outputs)
-    stored = cache.put(node_type, dict(params), encoded.value, binary_paths=encoded.binary_paths, notes=encoded.notes)
+    # Params are stored too, so they get the same encoding (NaN, bytes, datetimes) as outputs.
+    safe_params = encode_value(dict(params)).value
+    stored = cache.put(node_type, safe_params, encoded.value, binary_paths=encoded.binary_paths, notes=encoded.notes)
     inferred = infer_structure(encoded.value, binary_paths=encoded.binary_paths, max_paths=settings.max_paths)
     result: dict[str, Any] = {
         "execution_id": stored.execution_id,

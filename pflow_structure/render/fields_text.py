@@ -22,7 +22,9 @@ def render_fields_text(
     lines: list[str] = []
     for path, value in values.items():
         if path in errors:
-            lines.append(f"{path}: null  # {errors[path]}")
+            # A reason may span lines (a syntax error's caret); keep every line a comment.
+            reason = errors[path].replace("\n", "\n  # ")
+            lines.append(f"{path}: null  # {reason}")
             continue
         note = ""
         if isinstance(value, list) and path in totals:
@@ -31,9 +33,11 @@ def render_fields_text(
                 shown = value[:max_items]
             total = totals[path]
             end = offset + len(shown)
-            if end < total or offset:
+            if not shown and total:
+                note = f"  # none of {total} items shown (offset {offset})"
+            elif end < total or offset:
                 more = f"; --offset {end} for more" if end < total else ""
-                note = f"  # items {offset}-{end - 1 if shown else offset} of {total}{more}"
+                note = f"  # items {offset}-{end - 1} of {total}{more}"
             text = _json(shown)
             if len(shown) < len(value):
                 text = text[:-1] + (", ..." if shown else "...") + "]"

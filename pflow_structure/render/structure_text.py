@@ -11,6 +11,7 @@ Available template paths:
 
 from __future__ import annotations
 
+import shlex
 from collections.abc import Mapping
 from typing import Any
 
@@ -21,7 +22,7 @@ def describe_entry(entry: Mapping[str, Any]) -> str:
     parts = [type_name]
     if "length" in entry:
         if "min_length" in entry:
-            parts.append(f"{entry['min_length']}-{entry['max_length']} items, avg {entry['length']:g}")
+            parts.append(f"{entry['min_length']}-{entry['max_length']} items, avg {_number(entry['length'])}")
         else:
             parts.append(f"{entry['length']} items")
     if "avg_length" in entry:
@@ -64,5 +65,12 @@ def render_structure_text(result: Mapping[str, Any], *, program: str = "pflow-st
         lines.append(f"Warning: {warning}")
     if structure:
         first = next(iter(structure))
-        lines.append(f"Read values: {program} read-fields {execution_id} '{first}'")
+        lines.append(f"Read values: {program} read-fields {execution_id} {shlex.quote(first)}")
     return "\n".join(lines)
+
+
+def _number(value: Any) -> str:
+    """``3.0`` → ``3``, ``12.5`` → ``12.5``; never an exponent (``:g`` turns 1234567.5 into 1.23457e+06)."""
+    if isinstance(value, float) and value.is_integer():
+        return str(int(value))
+    return str(value)
