@@ -6,8 +6,8 @@ secret or a whole payload; adapters (CLI, MCP) pass them through unchanged.
     StructureError
     ├── PathSyntaxError          (also ValueError)   a field path that does not parse
     ├── PathNotFoundError        (also LookupError)  a path that resolves to nothing
-    ├── InvalidExecutionIdError  (also ValueError)   an id that is not exec-{seconds}-{hex}
     ├── ExecutionNotFoundError   (also LookupError)  "Execution not found"
+    │   └── InvalidExecutionIdError (also ValueError) an id that is not exec-{seconds}-{hex}
     ├── ExecutionExpiredError    (also LookupError)  "Execution expired"
     ├── CacheWriteError          (also OSError)      the cache could not store an entry
     ├── NodeNotFoundError        (also LookupError)  unknown node type, with close matches
@@ -55,18 +55,6 @@ class PathNotFoundError(StructureError, LookupError):
         super().__init__(message)
 
 
-class InvalidExecutionIdError(StructureError, ValueError):
-    """An execution id that does not match exec-{unix seconds}-{hex}; refused before any file access."""
-
-    def __init__(self, execution_id: str) -> None:
-        self.execution_id = execution_id
-        shown = repr(execution_id[:40] + ("..." if len(execution_id) > 40 else ""))
-        super().__init__(
-            f"Execution not found: {shown} is not a valid execution id. "
-            "Ids look like exec-1763463202-0cd0c8fe; copy the one printed by `pflow-structure run`."
-        )
-
-
 class ExecutionNotFoundError(StructureError, LookupError):
     """No cache entry for the id (never written, pruned, or unreadable)."""
 
@@ -76,6 +64,22 @@ class ExecutionNotFoundError(StructureError, LookupError):
         super().__init__(
             f"Execution not found: {execution_id}{extra}. "
             "Run the node again with `pflow-structure run NODE ...` to get a new execution id."
+        )
+
+
+class InvalidExecutionIdError(ExecutionNotFoundError, ValueError):
+    """An execution id that does not match exec-{unix seconds}-{hex}; refused before any file access.
+
+    It is an ExecutionNotFoundError (no such execution can exist), so one ``except`` covers both.
+    """
+
+    def __init__(self, execution_id: str) -> None:
+        self.execution_id = execution_id
+        shown = repr(execution_id[:40] + ("..." if len(execution_id) > 40 else ""))
+        StructureError.__init__(
+            self,
+            f"Execution not found: {shown} is not a valid execution id. "
+            "Ids look like exec-1763463202-0cd0c8fe; copy the one printed by `pflow-structure run`."
         )
 
 

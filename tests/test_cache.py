@@ -555,3 +555,23 @@ def test_get_of_an_entry_in_the_main_directory_does_not_resolve_the_fallback(
     calls.clear()  # the put's maintenance prunes the fallback too
     ExecutionCache(tmp_path / "cache").get(stored.execution_id)
     assert calls == []
+
+
+def test_put_never_overwrites_an_existing_entry_with_the_same_id(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Two runs in the same second that draw the same random part must not clobber each other."""
+    from pflow_structure.cache import store as store_module
+
+    ids = iter(["exec-1763463202-0cd0c8fe", "exec-1763463202-0cd0c8fe", "exec-1763463202-11111111"])
+    monkeypatch.setattr(store_module, "new_execution_id", lambda now=None: next(ids))
+    cache = ExecutionCache(tmp_path / "c", clock=lambda: 1763463202.0)
+    first = cache.put("node", {}, {"result": "first"})
+    second = cache.put("node", {}, {"result": "second"})
+    assert (first.execution_id, second.execution_id) == ("exec-1763463202-0cd0c8fe", "exec-1763463202-11111111")
+    assert cache.get(first.execution_id).outputs == {"result": "first"}
+    assert cache.get(second.execution_id).outputs == {"result": "second"}
+    assert sorted(p.name for p in (tmp_path / "c").iterdir() if not p.name.startswith(".")) == [
+        "exec-1763463202-0cd0c8fe.json",
+        "exec-1763463202-11111111.json",
+    ]

@@ -300,19 +300,21 @@ def _fix_next_id(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(secrets, "token_hex", lambda nbytes=None: FIXED_HEX)
 
 
-def test_put_replaces_a_planted_symlink_instead_of_writing_through_it(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
+def test_put_never_writes_through_a_planted_symlink(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A symlink at the next entry's name is left alone; the entry goes under a fresh id."""
     directory = tmp_path / "cache"
     directory.mkdir(mode=0o700)
     target = tmp_path / "precious.txt"
     target.write_text("keep me")
     (directory / f"{FIXED_ID}.json").symlink_to(target)
-    _fix_next_id(monkeypatch)
-    stored = ExecutionCache(directory, clock=lambda: FIXED_TIME).put("read-json", {}, {"result": 1})
-    assert stored.execution_id == FIXED_ID
+    hexes = iter([FIXED_HEX, "22222222"])
+    monkeypatch.setattr(secrets, "token_hex", lambda nbytes=None: next(hexes))
+    cache = ExecutionCache(directory, clock=lambda: FIXED_TIME)
+    stored = cache.put("read-json", {}, {"result": 1})
+    assert stored.execution_id == FIXED_ID.rsplit("-", 1)[0] + "-22222222"
     assert target.read_text() == "keep me"
-    assert stat.S_ISREG(os.lstat(directory / f"{FIXED_ID}.json").st_mode)
+    assert os.path.islink(directory / f"{FIXED_ID}.json")
+    assert cache.get(stored.execution_id).outputs == {"result": 1}
 
 
 def test_put_does_not_write_through_a_symlinked_maintenance_stamp(tmp_path: Path) -> None:

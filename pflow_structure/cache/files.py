@@ -89,10 +89,12 @@ def _check_private(path: Path) -> None:
 
 
 def write_atomically(directory: Path, name: str, data: bytes) -> Path:
-    """Write ``data`` to a 0600 temporary file in ``directory`` and rename it to ``name``.
+    """Write ``data`` to a 0600 temporary file in ``directory`` and move it to ``name``.
 
-    The rename replaces whatever is at ``name`` (a symlink included) without following it,
-    so readers see either no file or the whole file.
+    The move is a hard link, which never follows a symlink and never replaces an existing
+    entry (``FileExistsError``: the caller picks a new id), then the temporary name is
+    removed; readers see either no file or the whole file. Where hard links are not
+    supported, an atomic rename is used instead.
     """
     final = directory / name
     fd, tmp_name = tempfile.mkstemp(dir=directory, prefix=TEMP_PREFIX, suffix=ENTRY_SUFFIX)
@@ -100,11 +102,18 @@ def write_atomically(directory: Path, name: str, data: bytes) -> Path:
         os.fchmod(fd, 0o600)
         with os.fdopen(fd, "wb") as handle:
             handle.write(data)
-        os.replace(tmp_name, final)
+        try:
+            os.link(tmp_name, final)
+        except FileExistsError:
+            raise
+        except OSError:
+            os.replace(tmp_name, final)
     except BaseException:
         with contextlib.suppress(OSError):
             os.unlink(tmp_name)
         raise
+    with contextlib.suppress(OSError):
+        os.unlink(tmp_name)
     return final
 
 

@@ -138,6 +138,25 @@ class ExecutionCache:
         ``encode_value`` returns), or ``TypeError``/``ValueError`` is raised.
         """
         now = self.clock()
+        warnings: list[str] = []
+        for _attempt in range(5):
+            stored = self._put_once(node_type, params, outputs, binary_paths, notes, now, warnings)
+            if stored is not None:
+                return stored
+        warnings.append("The execution was not cached: every execution id tried was already taken.")
+        return StoredExecution(new_execution_id(now), None, warnings)
+
+    def _put_once(
+        self,
+        node_type: str,
+        params: Any,
+        outputs: Any,
+        binary_paths: Sequence[Sequence[str | int]],
+        notes: Sequence[str],
+        now: float,
+        warnings: list[str],
+    ) -> StoredExecution | None:
+        """One attempt with a fresh id; None when that id is already taken."""
         execution_id = new_execution_id(now)
         data = serialise_entry(
             CacheEntry(
@@ -151,11 +170,12 @@ class ExecutionCache:
                 notes=list(notes),
             )
         )
-        warnings: list[str] = []
         for directory in self._directories():
             try:
                 ensure_private_dir(directory, private_root=self._private_root(directory))
                 path = write_atomically(directory, execution_id + ENTRY_SUFFIX, data)
+            except FileExistsError:
+                return None  # the id is taken (same second, same random part): try another
             except OSError as exc:
                 warnings.append(f"Cache directory {directory} is not writable ({reason(exc)}).")
                 continue
