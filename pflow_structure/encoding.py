@@ -154,6 +154,13 @@ def _encode_scalar(value: Any) -> Any:
         return str(value)
     if isinstance(value, complex):
         return str(value)
+    if isinstance(value, BaseException):
+        # Its __dict__ is usually empty; the type and message are what a reader needs.
+        try:
+            message = str(value)
+        except Exception:  # a broken __str__ must not fail the run
+            message = ""
+        return f"{type(value).__name__}: {message}" if message else type(value).__name__
     return _NOT_SCALAR
 
 

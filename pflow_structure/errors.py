@@ -79,7 +79,7 @@ class InvalidExecutionIdError(ExecutionNotFoundError, ValueError):
         StructureError.__init__(
             self,
             f"Execution not found: {shown} is not a valid execution id. "
-            "Ids look like exec-1763463202-0cd0c8fe; copy the one printed by `pflow-structure run`."
+            "Ids look like exec-1763463202-0cd0c8fe; copy the one printed by `pflow-structure run`.",
         )
 
 

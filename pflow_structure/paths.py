@@ -50,6 +50,9 @@ ConcretePath = tuple[str | int, ...]
 _PLAIN_KEY = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
 _NAME = re.compile(r"[^\W\d][\w-]*")
 _INT = re.compile(r"-?\d+")
+_LENIENT_JSON = json.JSONDecoder(strict=False)
+_JSON_TEXT_FIRST = frozenset("{[ \t\r\n")
+_JSON_TEXT_LAST = frozenset("}] \t\r\n")
 
 
 def is_plain_key(key: str) -> bool:
@@ -82,8 +85,31 @@ def format_path(segments: Sequence[Segment]) -> str:
 
 
 def is_jsonpath(path: str) -> bool:
-    """Paths starting with ``$`` or holding a filter expression are JSONPath."""
-    return path.startswith("$") or "[?" in path
+    """Paths starting with ``$`` or holding a filter expression (``[?``) are JSONPath.
+
+    A ``[?`` inside a quoted key (``data["[?"]``) is part of the key, not a filter.
+    """
+    if path.startswith("$"):
+        return True
+    return "[?" in path and _has_filter_outside_quotes(path)
+
+
+def _has_filter_outside_quotes(path: str) -> bool:
+    quote = ""
+    index = 0
+    while index < len(path):
+        char = path[index]
+        if quote:
+            if char == "\\":
+                index += 1
+            elif char == quote:
+                quote = ""
+        elif char in "\"'":
+            quote = char
+        elif path.startswith("[?", index):
+            return True
+        index += 1
+    return False
 
 
 def parse_path(path: str) -> tuple[Segment, ...]:
@@ -151,8 +177,11 @@ class _Parser:
             match = _INT.match(self.text, self.pos)
             if not match:
                 raise self.fail("expected an index, '*' or a quoted key inside [ ]")
+            try:
+                segment = int(match.group())
+            except ValueError:  # more digits than int() converts (sys.get_int_max_str_digits)
+                raise self.fail("the index has too many digits") from None
             self.pos = match.end()
-            segment = int(match.group())
         if self.pos >= len(self.text) or self.text[self.pos] != "]":
             raise self.fail(f"expected ']' to close the '[' at column {start + 1}")
         self.pos += 1
@@ -176,13 +205,14 @@ class _Parser:
     def unquote(self, literal: str, quote: str, column: int) -> str:
         if quote == '"':
             try:
-                value = json.loads(literal)
+                # strict=False: a raw tab or newline inside the quotes is taken as written.
+                value = _LENIENT_JSON.decode(literal)
             except ValueError as exc:
                 raise self.fail(f"bad escape in quoted key: {exc.args[0].split(':')[0]}", column) from None
             assert isinstance(value, str)
             return value
-        body = literal[1:-1]
-        return re.sub(r"\\(.)", r"\1", body)
+        # Only \' and \\ are escapes; any other backslash is kept, as in JMESPath raw strings.
+        return re.sub(r"\\(['\\])", r"\1", literal[1:-1])
 
 
 @dataclass(frozen=True)
@@ -212,7 +242,7 @@ def _walk(value: Any, segments: Sequence[Segment], index: int, where: ConcretePa
         yield Match(where, value)
         return
     segment = segments[index]
-    if isinstance(value, str) and value[:1] in ("{", "["):
+    if isinstance(value, str) and value:
         # Strings holding JSON (common in MCP and shell outputs) are read through.
         parsed = parse_json_text(value)
         if parsed is not None:
@@ -232,7 +262,7 @@ def _walk_wildcard(
     elif isinstance(value, dict):
         items = list(value.items())
     else:
-        raise _not_found(text, segments, index, f"{_describe(value)} has no items for [*]")
+        raise _not_found(text, segments, index, f"{_describe(value)} has no items for [*].")
     found = 0
     first_error: PathNotFoundError | None = None
     for key, item in items:
@@ -262,11 +292,14 @@ def _step(value: Any, segment: str | int, segments: Sequence[Segment], index: in
         keys = [k for k in value if isinstance(k, str)]
         close = difflib.get_close_matches(segment, keys, n=3, cutoff=0.6)
         suggestions = [format_path([*segments[:index], k]) for k in close]
-        raise _not_found(text, segments, index, f"no key {segment!r} here.", suggestions)
+        # Near keys as paths to copy; when none is near, the keys that do exist (as glom does).
+        hint = "" if suggestions else _keys_hint(value)
+        raise _not_found(text, segments, index, f"no key {segment!r} here.{hint}", suggestions)
     if isinstance(value, list):
         base = format_path(segments[:index])
         rest = format_path(["x", *segments[index:]])[1:]
-        suggestions = [f"{base}[0]{rest}", f"{base}[*]{rest}"]
+        # A path cannot start with an index, so a list at the root gets no suggestions.
+        suggestions = [f"{base}[0]{rest}", f"{base}[*]{rest}"] if base else []
         raise _not_found(
             text, segments, index, f"{base or 'the value'} is a list of {len(value)} items, not a dict.", suggestions
         )
@@ -297,17 +330,24 @@ def _describe(value: Any) -> str:
         return f"a list of {len(value)} items"
     if isinstance(value, str):
         return f"a string of {len(value)} chars"
-    return f"a {type(value).__name__}"
+    name = type(value).__name__
+    return f"{'an' if name[:1] in 'aeiou' else 'a'} {name}"
 
 
 def parse_json_text(text: str) -> Any:
-    """Parse a string that holds a JSON object or array; None when it does not."""
+    """Parse a string that holds a JSON object or array (surrounding whitespace allowed).
+
+    None when it does not. Structure inference and path resolution both use this, so a
+    string the structure lists as JSON is always read through by a path.
+    """
+    if text[:1] not in _JSON_TEXT_FIRST or text[-1:] not in _JSON_TEXT_LAST:
+        return None  # the cheap test first: most strings are not JSON
     stripped = text.strip()
     if not stripped or stripped[0] not in "{[" or stripped[-1] not in "}]":
         return None
     try:
         parsed = json.loads(stripped)
-    except ValueError:
+    except (ValueError, RecursionError):  # RecursionError: text nested deeper than the parser's stack
         return None
     return parsed if isinstance(parsed, (dict, list)) else None
 
@@ -321,14 +361,33 @@ def _resolve_jsonpath(root: Any, path: str) -> list[Match]:
         compiled = jsonpath_parse(expression)
     except Exception as exc:  # jsonpath-ng raises bare Exception subclasses for syntax errors
         raise PathSyntaxError(path, _jsonpath_column(str(exc), offset, len(path)), f"JSONPath: {exc}") from None
-    return [Match(_concrete(datum.full_path), datum.value) for datum in compiled.find(root)]
+    return [Match(_non_negative(root, _concrete(datum.full_path)), datum.value) for datum in compiled.find(root)]
 
 
 def _jsonpath_column(message: str, offset: int, length: int) -> int:
+    if "end of string" in message:
+        return length
     found = re.search(r"(\d+):(\d+)", message)
     if not found:
         return 0
     return max(0, min(int(found.group(2)) - offset, max(length - 1, 0)))
+
+
+def _non_negative(root: Any, path: ConcretePath) -> ConcretePath:
+    """``("result", -1)`` → ``("result", 99)``: the form the stored ``binary_paths`` use."""
+    if not any(isinstance(step, int) and step < 0 for step in path):
+        return path
+    out: list[str | int] = []
+    value = root
+    for step in path:
+        if isinstance(step, int) and step < 0 and isinstance(value, list):
+            step += len(value)
+        try:
+            value = value[step]
+        except (LookupError, TypeError):
+            return path
+        out.append(step)
+    return tuple(out)
 
 
 def _concrete(full_path: Any) -> ConcretePath:

@@ -10,20 +10,34 @@ data (versions, ids, file names) are summarised once under ``[*]``.
 
 from __future__ import annotations
 
-import json
-from collections.abc import Iterator, Sequence
+import re
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from pflow_structure.paths import WILDCARD, Segment, format_path, is_plain_key
+from pflow_structure.paths import WILDCARD, Segment, format_path, is_plain_key, parse_json_text
 
 DEFAULT_MAX_PATHS = 500
 DEFAULT_MAX_DEPTH = 64
 # A dict is "dynamic" (keys are data) when it has at least this many keys ...
 DYNAMIC_MIN_KEYS = 8
-# ... its values are of one kind, and its keys look like data or its values are containers.
+# ... its values are of one kind, and its keys look like data or its values are containers,
 DYNAMIC_MIN_CONTAINER_KEYS = 20
+# ... or it has more keys than a record has fields (npm's "users": 930 names → true).
+DYNAMIC_MANY_KEYS = 100
 
+# Exact types first (a dict lookup); subclasses fall back to classify().
+_EXACT_KINDS: dict[type, str] = {
+    str: "str",
+    int: "int",
+    float: "float",
+    bool: "bool",
+    dict: "dict",
+    list: "list",
+    type(None): "null",
+}
+_JSON_TEXT_FIRST = frozenset("{[ \t\r\n")
+_NUMBERED_SUFFIX = re.compile(r"_\d+\Z")
 _TYPE_ORDER = {"dict": 0, "list": 1, "str": 2, "int": 3, "float": 4, "bool": 5, "bytes": 6, "null": 9}
 
 
@@ -149,17 +163,18 @@ class _Collector:
             node.str_count += 1
             node.str_total += _decoded_length(value)
             return
-        kind = classify(value)
-        node.add_type(kind)
+        kind = _EXACT_KINDS.get(type(value)) or classify(value)
+        types = node.types
+        types[kind] = types.get(kind, 0) + 1
         if kind == "str":
             node.str_count += 1
             node.str_total += len(value)
-            if value[:1] in ("{", "[") and value[-1:] in ("}", "]"):
-                parsed = _json_container(value)
+            if value[:1] in _JSON_TEXT_FIRST:
+                parsed = parse_json_text(value)
                 if parsed is not None:
                     node.json_kinds[classify(parsed)] = node.json_kinds.get(classify(parsed), 0) + 1
                     self.observe_container(node, parsed, depth, None)
-        elif kind in ("dict", "list"):
+        elif kind == "dict" or kind == "list":
             self.observe_container(node, value, depth, binary)
 
     def observe_container(self, node: FieldStats, value: Any, depth: int, binary: dict[Any, Any] | None) -> None:
@@ -186,14 +201,6 @@ class _Collector:
 
 def _decoded_length(text: str) -> int:
     return len(text) * 3 // 4 - text[-2:].count("=")
-
-
-def _json_container(text: str) -> Any:
-    try:
-        parsed = json.loads(text)
-    except ValueError:
-        return None
-    return parsed if isinstance(parsed, (dict, list)) else None
 
 
 @dataclass
@@ -224,45 +231,62 @@ def infer_structure(
     collector = _Collector(max_depth, binary_paths)
     root = FieldStats()
     collector.observe(root, value, 0, collector.binary or None)
-    entries: list[tuple[tuple[Segment, ...], dict[str, Any], bool]] = []
-    if isinstance(value, dict) and root.children:
+    records: list[_Record] = []
+    if isinstance(value, dict):
         for key, child in root.children.items():
-            entries.extend(_emit(child, (key,), root.dict_count, True))
+            _collect(child, (key,), root.dict_count, records)
     else:
         # A bare value (not a dict of outputs) is listed under the path "result".
-        entries.extend(_emit(root, ("result",), root.count, True))
-    field_count = sum(1 for _, _, leaf in entries if leaf)
-    kept = _cap(entries, max_paths)
-    structure = {format_path(segments): entry for segments, entry, _ in kept}
-    return InferredStructure(structure=structure, field_count=field_count, total_paths=len(entries))
+        _collect(root, ("result",), root.count, records)
+    field_count = sum(1 for record in records if record.leaf)
+    kept = _cap(records, max_paths)
+    structure = {format_path(record.segments): _entry(record) for record in kept}
+    return InferredStructure(structure=structure, field_count=field_count, total_paths=len(records))
 
 
-def _emit(
-    node: FieldStats, segments: tuple[Segment, ...], parent_dicts: int, show_presence: bool
-) -> Iterator[tuple[tuple[Segment, ...], dict[str, Any], bool]]:
-    entry = _entry(node, parent_dicts if show_presence else node.count)
-    children: list[tuple[tuple[Segment, ...], FieldStats, int, bool]] = []
+@dataclass
+class _Record:
+    """One path to list; its entry dict is built only if the path survives the cap."""
+
+    segments: tuple[Segment, ...]
+    node: FieldStats
+    parents: int
+    dynamic_keys: int
+    leaf: bool
+
+
+def _collect(node: FieldStats, segments: tuple[Segment, ...], parents: int, out: list[_Record]) -> None:
+    children: list[tuple[tuple[Segment, ...], FieldStats, int]] = []
+    dynamic_keys = 0
     if node.children:
         if _is_dynamic(node):
             merged = FieldStats()
             for child in node.children.values():
                 merged.merge(child)
-            entry["keys"] = len(node.children)
-            entry["dynamic_keys"] = True
-            children.append(((*segments, WILDCARD), merged, merged.count, False))
+            dynamic_keys = len(node.children)
+            children.append(((*segments, WILDCARD), merged, merged.count))
         else:
-            children.extend(((*segments, k), c, node.dict_count, True) for k, c in node.children.items())
+            children.extend(((*segments, k), c, node.dict_count) for k, c in node.children.items())
     if node.items is not None:
-        children.append(((*segments, 0), node.items, node.items.count, False))
+        children.append(((*segments, 0), node.items, node.items.count))
     # A list item or dict value that is a plain dict adds nothing its children do not say.
-    redundant = entry == {"type": "dict"} and children and not isinstance(segments[-1], str)
+    redundant = (
+        children
+        and not isinstance(segments[-1], str)
+        and not dynamic_keys
+        and len(node.types) == 1
+        and "dict" in node.types
+        and node.count >= parents
+        and not node.depth_cut
+    )
     if not redundant:
-        yield segments, entry, not children
-    for child_segments, child, parents, presence in children:
-        yield from _emit(child, child_segments, parents, presence)
+        out.append(_Record(segments, node, parents, dynamic_keys, not children))
+    for child_segments, child, child_parents in children:
+        _collect(child, child_segments, child_parents, out)
 
 
-def _entry(node: FieldStats, parents: int) -> dict[str, Any]:
+def _entry(record: _Record) -> dict[str, Any]:
+    node = record.node
     entry: dict[str, Any] = {"type": _type_name(node)}
     if node.list_count:
         if node.list_min == node.list_max:
@@ -275,11 +299,14 @@ def _entry(node: FieldStats, parents: int) -> dict[str, Any]:
         entry["avg_length"] = round(node.str_total / node.str_count)
     if node.json_kinds:
         entry["json"] = "|".join(sorted(node.json_kinds, key=lambda kind: _TYPE_ORDER.get(kind, 8)))
-    if node.count < parents:
+    if node.count < record.parents:
         entry["present"] = node.count
-        entry["of"] = parents
+        entry["of"] = record.parents
     if node.depth_cut:
         entry["truncated"] = "depth"
+    if record.dynamic_keys:
+        entry["keys"] = record.dynamic_keys
+        entry["dynamic_keys"] = True
     return entry
 
 
@@ -299,6 +326,8 @@ def _is_dynamic(node: FieldStats) -> bool:
     dominant, dominant_count = max(kinds.items(), key=lambda item: item[1])
     if dominant_count < 0.9 * len(keys):
         return False
+    if len(keys) >= DYNAMIC_MANY_KEYS:
+        return True
     data_like = sum(1 for key in keys if _looks_like_data(key))
     if data_like >= 0.5 * len(keys):
         return True
@@ -306,16 +335,20 @@ def _is_dynamic(node: FieldStats) -> bool:
 
 
 def _looks_like_data(key: str) -> bool:
-    """Keys such as versions, ids, dates and file names, rather than field names."""
-    return not is_plain_key(key) or any(c.isdigit() for c in key) or len(key) >= 24
+    """Keys such as versions, ids, dates and file names, rather than field names.
+
+    A numbered field name (``image_24``, ``address_line_2``) is a field name: only digits
+    before a trailing ``_<digits>`` make a plain key look like data (``v2``, ``U0G9QF9C6``).
+    """
+    if not is_plain_key(key) or len(key) >= 24:
+        return True
+    return any(c.isdigit() for c in _NUMBERED_SUFFIX.sub("", key))
 
 
-def _cap(
-    entries: list[tuple[tuple[Segment, ...], dict[str, Any], bool]], max_paths: int
-) -> list[tuple[tuple[Segment, ...], dict[str, Any], bool]]:
-    """Keep at most ``max_paths`` entries, shallowest first, in their original order."""
-    if len(entries) <= max_paths:
-        return entries
-    order = sorted(range(len(entries)), key=lambda i: (len(entries[i][0]), i))
+def _cap(records: list[_Record], max_paths: int) -> list[_Record]:
+    """Keep at most ``max_paths`` records, shallowest first, in their original order."""
+    if len(records) <= max_paths:
+        return records
+    order = sorted(range(len(records)), key=lambda i: (len(records[i].segments), i))
     keep = sorted(order[: max(max_paths, 0)])
-    return [entries[i] for i in keep]
+    return [records[i] for i in keep]

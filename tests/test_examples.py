@@ -37,4 +37,6 @@ def test_example_script_runs(script: str, expected: str) -> None:
 
 def test_read_fields_example_shows_a_reason_for_a_typo() -> None:
     result = _run("read_fields.sh")
-    assert "result[0].titel: null  # result[0].titel: no key 'titel' here. Did you mean result[0].title" in result.stdout
+    assert (
+        "result[0].titel: null  # result[0].titel: no key 'titel' here. Did you mean result[0].title" in result.stdout
+    )

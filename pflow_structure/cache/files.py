@@ -9,7 +9,6 @@ import contextlib
 import errno
 import os
 import stat
-import tempfile
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -97,6 +96,8 @@ def write_atomically(directory: Path, name: str, data: bytes) -> Path:
     supported, an atomic rename is used instead.
     """
     final = directory / name
+    import tempfile  # write path only: keeps read-fields start-up short
+
     fd, tmp_name = tempfile.mkstemp(dir=directory, prefix=TEMP_PREFIX, suffix=ENTRY_SUFFIX)
     try:
         os.fchmod(fd, 0o600)

@@ -7,7 +7,6 @@ absolute paths and NUL bytes never reach ``open``.
 from __future__ import annotations
 
 import re
-import secrets
 import time
 
 from pflow_structure.errors import InvalidExecutionIdError
@@ -18,6 +17,8 @@ _ID_PATTERN = re.compile(r"exec-[0-9]{1,12}-[0-9a-f]{8,16}")
 
 def new_execution_id(now: float | None = None) -> str:
     """A fresh id: ``exec-1763463202-0cd0c8fe`` (seconds, then 32 random bits)."""
+    import secrets  # write path only: keeps read-fields start-up short
+
     seconds = int(time.time() if now is None else now)
     return f"exec-{seconds}-{secrets.token_hex(4)}"
 

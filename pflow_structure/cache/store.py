@@ -10,7 +10,6 @@ temp dir, and if that fails too, the caller gets a warning instead of an excepti
 from __future__ import annotations
 
 import os
-import tempfile
 import time
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
@@ -71,6 +70,8 @@ def fallback_cache_dir() -> Path:
     Finding the temp dir may create a probe file, so call this only when about to write or read.
     """
     uid = os.getuid() if hasattr(os, "getuid") else "user"
+    import tempfile
+
     return Path(tempfile.gettempdir()) / f"pflow-structure-{uid}" / "node-executions"
 
 
