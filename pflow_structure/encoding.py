@@ -16,19 +16,21 @@ return.
 from __future__ import annotations
 
 import base64
-import copy
 import dataclasses
 import datetime as _dt
 import enum
 import math
 import uuid
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from decimal import Decimal
 from pathlib import PurePath
 from typing import Any
 
+from pflow_structure.binary import restore_binary
 from pflow_structure.paths import ConcretePath
+
+__all__ = ["MAX_DEPTH", "OBJECT_DEPTH", "Encoded", "encode_value", "restore_binary"]
 
 MAX_DEPTH = 64
 OBJECT_DEPTH = 10
@@ -219,35 +221,3 @@ def _format(where: ConcretePath) -> str:
     from pflow_structure.paths import format_path
 
     return format_path(where) if where else "(root)"
-
-
-def restore_binary(value: Any, where: ConcretePath, binary_paths: Sequence[Sequence[str | int]]) -> Any:
-    """Turn the base64 strings under ``where`` that were bytes back into bytes.
-
-    ``value`` is what sits at the concrete path ``where``; the stored value is not changed.
-    """
-    depth = len(where)
-    inside = [tuple(p[depth:]) for p in binary_paths if len(p) >= depth and tuple(p[:depth]) == where]
-    if not inside:
-        return value
-    if () in inside:
-        return _b64(value)
-    value = copy.deepcopy(value)
-    for relative in inside:
-        parent = value
-        try:
-            for step in relative[:-1]:
-                parent = parent[step]
-            parent[relative[-1]] = _b64(parent[relative[-1]])
-        except (KeyError, IndexError, TypeError):
-            continue
-    return value
-
-
-def _b64(text: Any) -> Any:
-    if not isinstance(text, str):
-        return text
-    try:
-        return base64.b64decode(text.encode("ascii"), validate=True)
-    except ValueError:
-        return text

@@ -34,11 +34,34 @@ class PathSyntaxError(StructureError, ValueError):
         self.path = path
         self.column = column
         self.reason = reason
-        caret = " " * column + "^"
+        shown, offset = _window(path, column)
+        caret = " " * (column - offset) + "^"
         super().__init__(
-            f"Invalid field path at column {column + 1}: {reason}\n  {path}\n  {caret}\n"
+            f"Invalid field path at column {column + 1}: {reason}\n  {shown}\n  {caret}\n"
             'Paths look like result[0].title, result[*].name, data["content-type"] or $..title (JSONPath).'
         )
+
+
+_WINDOW = 60
+
+
+def _window(text: str, column: int) -> tuple[str, int]:
+    """A slice of a long path around ``column`` (messages never carry a whole payload).
+
+    Returns the text to show and the column where it starts in ``text`` (counting the
+    leading "..." as part of the cut, so the caret still lines up).
+    """
+    if len(text) <= 2 * _WINDOW:
+        return text, 0
+    start = max(0, column - _WINDOW)
+    end = min(len(text), column + _WINDOW)
+    shown = text[start:end]
+    if start:
+        shown = "..." + shown
+        start -= 3
+    if end < len(text):
+        shown += "..."
+    return shown, start
 
 
 class PathNotFoundError(StructureError, LookupError):

@@ -16,7 +16,6 @@ dynamic-key dict; in ``read_fields``, ``[0]`` is item 0 and ``[*]`` is every ite
 
 from __future__ import annotations
 
-import difflib
 import json
 import re
 from collections.abc import Iterator, Sequence
@@ -290,6 +289,8 @@ def _step(value: Any, segment: str | int, segments: Sequence[Segment], index: in
         if segment in value:
             return segment, value[segment]
         keys = [k for k in value if isinstance(k, str)]
+        import difflib  # only when a key is missing
+
         close = difflib.get_close_matches(segment, keys, n=3, cutoff=0.6)
         suggestions = [format_path([*segments[:index], k]) for k in close]
         # Near keys as paths to copy; when none is near, the keys that do exist (as glom does).

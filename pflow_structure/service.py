@@ -10,12 +10,11 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from pflow_structure.binary import restore_binary
 from pflow_structure.cache.store import ExecutionCache
-from pflow_structure.encoding import encode_value, restore_binary
 from pflow_structure.errors import NodeExecutionError, PathNotFoundError, PathSyntaxError, StructureError
 from pflow_structure.paths import resolve
 from pflow_structure.settings import Settings
-from pflow_structure.structure import infer_structure
 
 
 def registry_run(
@@ -98,6 +97,11 @@ def store_outputs(
     """Encode, cache and describe outputs a node already produced (used by wrappers too)."""
     settings = settings or Settings.from_env()
     cache = cache or settings.cache()
+    from pflow_structure.encoding import encode_value
+    from pflow_structure.structure import infer_structure
+
+    if not isinstance(outputs, dict):
+        outputs = {"result": outputs}  # a bare value is listed and read back as "result"
     encoded = encode_value(outputs)
     # Params are stored too, so they get the same encoding (NaN, bytes, datetimes) as outputs.
     safe_params = encode_value(dict(params)).value

@@ -22,13 +22,22 @@ def every_item(path: str) -> str:
     return format_path([WILDCARD if isinstance(s, int) else s for s in segments])
 
 
+def _items_line_up(template: Sequence[Any], concrete: Sequence[Any]) -> bool:
+    return len(template) == len(concrete) and all(
+        isinstance(c, int) for t, c in zip(template, concrete, strict=True) if isinstance(t, int)
+    )
+
+
 def assert_structure_reads_back(
     outputs: Any, structure: Mapping[str, Mapping[str, Any]], binary_paths: Sequence[Sequence[Any]] = ()
 ) -> None:
     assert structure or outputs in ({}, None) or not isinstance(outputs, dict), "empty structure for non-empty outputs"
     for path, entry in structure.items():
         assert format_path(parse_path(path)) == path, f"{path!r} does not round-trip through parse/format"
-        matches, _ = resolve(outputs, every_item(path))
+        template = parse_path(path)
+        found, _ = resolve(outputs, every_item(path))
+        # [*] also walks dict values; [0] in a structure stands for list items only.
+        matches = [m for m in found if _items_line_up(template, m.path)]
         assert matches, f"{path!r} resolves to nothing"
         allowed = set(str(entry["type"]).split("|"))
         for match in matches:
