@@ -232,13 +232,14 @@ def infer_structure(
     root = FieldStats()
     collector.observe(root, value, 0, collector.binary or None)
     records: list[_Record] = []
+    shapes = _Shapes()
     if isinstance(value, dict):
         for key, child in root.children.items():
-            _collect(child, (key,), root.dict_count, records)
+            _collect(child, (key,), root.dict_count, records, shapes)
     else:
         # A bare value (not a dict of outputs) is listed under the path "result".
-        _collect(root, ("result",), root.count, records)
-    field_count = sum(1 for record in records if record.leaf)
+        _collect(root, ("result",), root.count, records, shapes)
+    field_count = sum(record.leaves for record in records)
     kept = _cap(records, max_paths)
     structure = {format_path(record.segments): _entry(record) for record in kept}
     return InferredStructure(structure=structure, field_count=field_count, total_paths=len(records))
@@ -252,10 +253,55 @@ class _Record:
     node: FieldStats
     parents: int
     dynamic_keys: int
-    leaf: bool
+    leaves: int  # leaf paths this record stands for: 1 for a leaf, all below for a "same keys as"
+    same_as: tuple[Segment, ...] | None = None
 
 
-def _collect(node: FieldStats, segments: tuple[Segment, ...], parents: int, out: list[_Record]) -> None:
+# A dict whose keys and types repeat one listed before (GitHub's user object under user,
+# assignee, assignees[0], milestone.creator) is listed once; later ones say "same keys as".
+SAME_SHAPE_MIN_FIELDS = 3
+
+
+class _Shapes:
+    """Remembers the first path of each dict shape; shapes are memoised per stats node."""
+
+    def __init__(self) -> None:
+        self.first: dict[tuple[Any, ...], tuple[Segment, ...]] = {}
+        self.memo: dict[int, tuple[Any, ...] | None] = {}
+
+    def shape(self, node: FieldStats) -> tuple[Any, ...] | None:
+        """Keys, types and nested shapes below ``node``; None when not comparable (dynamic keys)."""
+        key = id(node)
+        if key not in self.memo:
+            self.memo[key] = self._compute(node)
+        return self.memo[key]
+
+    def _compute(self, node: FieldStats) -> tuple[Any, ...] | None:
+        if node.depth_cut or (node.children and _is_dynamic(node)):
+            return None
+        parts: list[Any] = []
+        for name, child in sorted(node.children.items()):
+            child_shape = self.shape(child)
+            if child_shape is None:
+                return None
+            parts.append((name, _type_name(child), child.count < node.dict_count, child_shape))
+        if node.items is not None:
+            item_shape = self.shape(node.items)
+            if item_shape is None:
+                return None
+            parts.append((0, _type_name(node.items), item_shape))
+        return tuple(parts)
+
+
+def _count_leaves(node: FieldStats, segments: tuple[Segment, ...], parents: int) -> int:
+    scratch: list[_Record] = []
+    _collect(node, segments, parents, scratch, _Shapes())
+    return sum(record.leaves for record in scratch)
+
+
+def _collect(
+    node: FieldStats, segments: tuple[Segment, ...], parents: int, out: list[_Record], shapes: _Shapes
+) -> None:
     children: list[tuple[tuple[Segment, ...], FieldStats, int]] = []
     dynamic_keys = 0
     if node.children:
@@ -279,10 +325,18 @@ def _collect(node: FieldStats, segments: tuple[Segment, ...], parents: int, out:
         and node.count >= parents
         and not node.depth_cut
     )
+    if node.children and not dynamic_keys:
+        shape = shapes.shape(node)
+        if shape is not None and len(shape) >= SAME_SHAPE_MIN_FIELDS:
+            first = shapes.first.setdefault(shape, segments)
+            if first != segments:
+                leaves = _count_leaves(node, segments, parents)
+                out.append(_Record(segments, node, parents, 0, leaves, same_as=first))
+                return
     if not redundant:
-        out.append(_Record(segments, node, parents, dynamic_keys, not children))
+        out.append(_Record(segments, node, parents, dynamic_keys, 0 if children else 1))
     for child_segments, child, child_parents in children:
-        _collect(child, child_segments, child_parents, out)
+        _collect(child, child_segments, child_parents, out, shapes)
 
 
 def _entry(record: _Record) -> dict[str, Any]:
@@ -307,6 +361,8 @@ def _entry(record: _Record) -> dict[str, Any]:
     if record.dynamic_keys:
         entry["keys"] = record.dynamic_keys
         entry["dynamic_keys"] = True
+    if record.same_as is not None:
+        entry["same_as"] = format_path(record.same_as)
     return entry
 
 

@@ -371,9 +371,9 @@ def test_run_text_lists_template_paths_and_a_summary() -> None:
         "\n"
         "Node type: read-json\n"
         f"Field count: {fields} (original {fields}, not filtered)\n"
-        f"Omitted paths: {omitted} deeper paths not listed; read a parent path with read-fields "
-        "or raise PFLOW_STRUCTURE_MAX_PATHS\n"
-        f"Read values: pflow-structure read-fields {execution_id[0]} result\n"
+        f"Omitted paths: {omitted} deeper paths not listed; read a parent path with read-fields, "
+        "or run again with --max-paths N (PFLOW_STRUCTURE_MAX_PATHS)\n"
+        f"Read values: pflow-structure read-fields {execution_id[0]} 'result[0].url'\n"
     )
 
 

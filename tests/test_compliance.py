@@ -394,6 +394,8 @@ def parse_details(details: str) -> dict[str, Any]:
             entry["keys"], entry["dynamic_keys"] = int(m[1]), True
         elif m := re.fullmatch(r"in (\d+) of (\d+)", part):
             entry["present"], entry["of"] = int(m[1]), int(m[2])
+        elif m := re.fullmatch(r"same keys as (\S+)", part):
+            entry["same_as"] = m[1]
         elif part == "deeper levels not shown":
             entry["truncated"] = "depth"
         else:

@@ -116,7 +116,8 @@ def test_slack_union_response_is_capped_at_500_paths_and_reports_the_rest() -> N
     uncapped = infer_structure(entry.outputs, binary_paths=entry.binary_paths, max_paths=1_000_000)
     assert len(result["structure"]) == 500
     assert result["omitted_paths"] == uncapped.total_paths - 500
-    assert uncapped.total_paths > 7000
+    assert uncapped.total_paths > 1000
+    assert uncapped.field_count > 7000  # the leaves behind "same keys as" entries still count
 
 
 def test_slack_field_count_counts_leaves_beyond_the_cap() -> None:

@@ -351,3 +351,32 @@ def test_encoder_markers_are_listed_as_strings() -> None:
         "loop": {"type": "list", "length": 1},
         "loop[0]": {"type": "str", "avg_length": 28},
     }
+
+
+def test_a_repeated_dict_shape_is_listed_once_and_referenced_after() -> None:
+    user = {"login": "a", "id": 1, "url": "u"}
+    outputs = {"result": [{"user": dict(user), "assignee": dict(user), "closed_by": None}]}
+    outputs["result"][0]["closed_by"] = dict(user)
+    inferred = infer_structure(outputs)
+    assert inferred.structure == {
+        "result": {"type": "list", "length": 1},
+        "result[0].user": {"type": "dict"},
+        "result[0].user.login": {"type": "str", "avg_length": 1},
+        "result[0].user.id": {"type": "int"},
+        "result[0].user.url": {"type": "str", "avg_length": 1},
+        "result[0].assignee": {"type": "dict", "same_as": "result[0].user"},
+        "result[0].closed_by": {"type": "dict", "same_as": "result[0].user"},
+    }
+    assert inferred.field_count == 9  # the fields behind each reference still count
+    assert_structure_reads_back(outputs, inferred.structure)
+
+
+def test_a_dict_with_other_keys_is_not_called_the_same_shape() -> None:
+    outputs = {"a": {"x": 1, "y": 2, "z": 3}, "b": {"x": 1, "y": 2, "w": 3}, "c": {"x": "s", "y": 2, "z": 3}}
+    structure = infer_structure(outputs).structure
+    assert not any("same_as" in entry for entry in structure.values())
+
+
+def test_small_dicts_are_not_referenced() -> None:
+    outputs = {"a": {"x": 1, "y": 2}, "b": {"x": 1, "y": 2}}
+    assert "same_as" not in infer_structure(outputs).structure["b"]

@@ -20,20 +20,22 @@ def describe_entry(entry: Mapping[str, Any]) -> str:
     """``{"type": "str", "avg_length": 52}`` → ``str, ~52 chars``."""
     type_name = str(entry.get("type", "?"))
     parts = [type_name]
-    if "length" in entry:
-        if "min_length" in entry:
-            parts.append(f"{entry['min_length']}-{entry['max_length']} items, avg {_number(entry['length'])}")
-        else:
-            parts.append(f"{entry['length']} items")
     if "avg_length" in entry:
         unit = "bytes" if "bytes" in type_name.split("|") and "str" not in type_name.split("|") else "chars"
         parts.append(f"~{entry['avg_length']} {unit}")
     if "json" in entry:
         parts.append(f"JSON {entry['json']}")
+    if "length" in entry:  # after "JSON list": a string holding a JSON array has items too
+        if "min_length" in entry:
+            parts.append(f"{entry['min_length']}-{entry['max_length']} items, avg {_number(entry['length'])}")
+        else:
+            parts.append(f"{entry['length']} items")
     if entry.get("dynamic_keys"):
         parts.append(f"{entry.get('keys', '?')} dynamic keys")
     if "present" in entry:
         parts.append(f"in {entry['present']} of {entry['of']}")
+    if "same_as" in entry:
+        parts.append(f"same keys as {entry['same_as']}")
     if entry.get("truncated") == "depth":
         parts.append("deeper levels not shown")
     return ", ".join(parts)
@@ -58,15 +60,24 @@ def render_structure_text(result: Mapping[str, Any], *, program: str = "pflow-st
     omitted = result.get("omitted_paths", 0)
     if omitted:
         lines.append(
-            f"Omitted paths: {omitted} deeper paths not listed; read a parent path with read-fields "
-            "or raise PFLOW_STRUCTURE_MAX_PATHS"
+            f"Omitted paths: {omitted} deeper paths not listed; read a parent path with read-fields, "
+            "or run again with --max-paths N (PFLOW_STRUCTURE_MAX_PATHS)"
         )
     for warning in result.get("warnings", []):
         lines.append(f"Warning: {warning}")
     if structure:
-        first = next(iter(structure))
-        lines.append(f"Read values: {program} read-fields {execution_id} {shlex.quote(first)}")
+        example = _example_path(structure)
+        lines.append(f"Read values: {program} read-fields {execution_id} {shlex.quote(example)}")
     return "\n".join(lines)
+
+
+def _example_path(structure: Mapping[str, Mapping[str, Any]]) -> str:
+    """A path worth reading in the hint: the first text field, else the first leaf, else the first."""
+    for wanted in ({"str"}, {"int", "float", "bool", "str|null", "bytes"}):
+        for path, entry in structure.items():
+            if entry.get("type") in wanted and "json" not in entry:
+                return path
+    return next(iter(structure))
 
 
 def _number(value: Any) -> str:
