@@ -12,7 +12,13 @@ from typing import Any
 
 from pflow_structure.binary import restore_binary
 from pflow_structure.cache.store import ExecutionCache
-from pflow_structure.errors import NodeExecutionError, PathNotFoundError, PathSyntaxError, StructureError
+from pflow_structure.errors import (
+    NodeExecutionError,
+    ParameterError,
+    PathNotFoundError,
+    PathSyntaxError,
+    StructureError,
+)
 from pflow_structure.paths import resolve
 from pflow_structure.settings import Settings
 
@@ -170,12 +176,16 @@ def read_fields_detailed(
     cache: ExecutionCache | None = None,
 ) -> FieldReadout:
     """Like :func:`read_fields`, and says why each ``None`` is ``None``."""
+    if isinstance(field_paths, (str, bytes)):
+        raise ParameterError(
+            f"field_paths must be a list of paths, not one string; pass [{str(field_paths)[:80]!r}]"
+        )
+    if offset < 0 or (limit is not None and limit < 0):
+        raise ParameterError(f"offset ({offset}) and limit ({limit}) must not be negative")
     if cache is None:
         cache = (settings or Settings.from_env()).cache()
     entry = cache.get(execution_id)
     readout = FieldReadout(execution_id)
-    if offset < 0 or (limit is not None and limit < 0):
-        raise PathSyntaxError(f"offset={offset} limit={limit}", 0, "offset and limit must not be negative")
     for path in field_paths:
         key = path if isinstance(path, str) else repr(path)
         try:
