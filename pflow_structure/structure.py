@@ -239,6 +239,7 @@ def infer_structure(
     else:
         # A bare value (not a dict of outputs) is listed under the path "result".
         _collect(root, ("result",), root.count, records, shapes)
+    records = _list_reference_targets(records, shapes)
     field_count = sum(record.leaves for record in records)
     kept = _cap(records, max_paths)
     structure = {format_path(record.segments): _entry(record) for record in kept}
@@ -266,15 +267,17 @@ class _Shapes:
     """Remembers the first path of each dict shape; shapes are memoised per stats node."""
 
     def __init__(self) -> None:
-        self.first: dict[tuple[Any, ...], tuple[Segment, ...]] = {}
-        self.memo: dict[int, tuple[Any, ...] | None] = {}
+        self.first: dict[tuple[Any, ...], _Record] = {}
+        # Keyed by id() but holding the node too: merged nodes of dynamic-key dicts are
+        # temporary, and a freed node's id can be reused by the next one.
+        self.memo: dict[int, tuple[FieldStats, tuple[Any, ...] | None]] = {}
 
     def shape(self, node: FieldStats) -> tuple[Any, ...] | None:
         """Keys, types and nested shapes below ``node``; None when not comparable (dynamic keys)."""
-        key = id(node)
-        if key not in self.memo:
-            self.memo[key] = self._compute(node)
-        return self.memo[key]
+        known = self.memo.get(id(node))
+        if known is None or known[0] is not node:
+            known = self.memo[id(node)] = (node, self._compute(node))
+        return known[1]
 
     def _compute(self, node: FieldStats) -> tuple[Any, ...] | None:
         if node.depth_cut or (node.children and _is_dynamic(node)):
@@ -328,10 +331,10 @@ def _collect(
     if node.children and not dynamic_keys:
         shape = shapes.shape(node)
         if shape is not None and len(shape) >= SAME_SHAPE_MIN_FIELDS:
-            first = shapes.first.setdefault(shape, segments)
-            if first != segments:
+            first = shapes.first.setdefault(shape, _Record(segments, node, parents, 0, 0))
+            if first.segments != segments:
                 leaves = _count_leaves(node, segments, parents)
-                out.append(_Record(segments, node, parents, 0, leaves, same_as=first))
+                out.append(_Record(segments, node, parents, 0, leaves, same_as=first.segments))
                 return
     if not redundant:
         out.append(_Record(segments, node, parents, dynamic_keys, 0 if children else 1))
@@ -401,10 +404,39 @@ def _looks_like_data(key: str) -> bool:
     return any(c.isdigit() for c in _NUMBERED_SUFFIX.sub("", key))
 
 
+def _list_reference_targets(records: list[_Record], shapes: _Shapes) -> list[_Record]:
+    """Make sure every ``same_as`` target is itself listed.
+
+    A plain dict list item (``r[0]``) is normally not listed, its fields say enough; when
+    another path refers to it, it is listed just before its first field.
+    """
+    listed = {record.segments for record in records}
+    targets = {record.same_as for record in records if record.same_as is not None} - listed
+    if not targets:
+        return records
+    missing = {first.segments: first for first in shapes.first.values() if first.segments in targets}
+    out: list[_Record] = []
+    for record in records:
+        for length in range(1, len(record.segments)):
+            target = missing.pop(record.segments[:length], None)
+            if target is not None:
+                out.append(target)
+        out.append(record)
+    return out
+
+
 def _cap(records: list[_Record], max_paths: int) -> list[_Record]:
-    """Keep at most ``max_paths`` records, shallowest first, in their original order."""
+    """Keep at most ``max_paths`` records, shallowest first, in their original order.
+
+    A ``same_as`` whose target lost all its fields to the cap is dropped: it would point
+    at nothing listed.
+    """
     if len(records) <= max_paths:
         return records
     order = sorted(range(len(records)), key=lambda i: (len(records[i].segments), i))
-    keep = sorted(order[: max(max_paths, 0)])
-    return [records[i] for i in keep]
+    kept = [records[i] for i in sorted(order[: max(max_paths, 0)])]
+    parents_with_fields = {record.segments[:-1] for record in kept}
+    for record in kept:
+        if record.same_as is not None and record.same_as not in parents_with_fields:
+            record.same_as = None
+    return kept

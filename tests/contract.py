@@ -3,7 +3,8 @@
 For every path of a structure:
 - it parses, and formatting the parsed segments gives the same text;
 - with each ``[0]`` (stands for every item) read as ``[*]``, it resolves to at least one
-  value on the same outputs, and every value found has a type the entry lists.
+  value on the same outputs, and every value found has a type the entry lists;
+- a ``same_as`` entry points at a listed path whose dicts have the same keys.
 """
 
 from __future__ import annotations
@@ -44,3 +45,18 @@ def assert_structure_reads_back(
             value = restore_binary(match.value, match.path, binary_paths)
             kind = classify(value)
             assert kind in allowed, f"{path!r}: found a {kind} at {format_path(match.path)}, entry says {entry['type']}"
+        if "same_as" in entry:
+            target = entry["same_as"]
+            assert target in structure, f"{path!r} is the same as {target!r}, which is not listed"
+            assert _keys(outputs, path) == _keys(outputs, target), f"{path!r} and {target!r} differ in keys"
+
+
+def _keys(outputs: Any, path: str) -> set[str]:
+    template = parse_path(path)
+    found, _ = resolve(outputs, every_item(path))
+    return {
+        key
+        for match in found
+        if _items_line_up(template, match.path) and isinstance(match.value, dict)
+        for key in match.value
+    }

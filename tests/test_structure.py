@@ -380,3 +380,36 @@ def test_a_dict_with_other_keys_is_not_called_the_same_shape() -> None:
 def test_small_dicts_are_not_referenced() -> None:
     outputs = {"a": {"x": 1, "y": 2}, "b": {"x": 1, "y": 2}}
     assert "same_as" not in infer_structure(outputs).structure["b"]
+
+
+def _keys_below(structure: dict[str, dict[str, object]], parent: str) -> set[str]:
+    return {path[len(parent) :] for path in structure if path.startswith(parent) and path != parent}
+
+
+def test_same_as_never_confuses_two_dynamic_dicts_with_different_values() -> None:
+    """Merged stats nodes of dynamic-key dicts are temporary; a reused id() must not reuse a shape."""
+    outputs = {
+        "a": {f"v{i}": {"x": 1, "y": 2, "z": 3} for i in range(10)},
+        "b": {f"v{i}": {"p": "s", "q": "s", "r": "s"} for i in range(10)},
+    }
+    structure = infer_structure(outputs).structure
+    assert "same_as" not in structure.get("b[*]", {})
+    assert {"b[*].p", "b[*].q", "b[*].r"} <= set(structure)
+    assert_structure_reads_back(outputs, structure)
+
+
+def test_every_same_as_target_is_listed_with_the_same_keys() -> None:
+    outputs = {"r": [{"x": 1, "y": 2, "z": 3}], "q": {"x": 1, "y": 2, "z": 3}}
+    structure = infer_structure(outputs).structure
+    assert structure["q"] == {"type": "dict", "same_as": "r[0]"}
+    assert structure["r[0]"] == {"type": "dict"}
+    assert list(structure) == ["r", "r[0]", "r[0].x", "r[0].y", "r[0].z", "q"]
+    assert_structure_reads_back(outputs, structure)
+
+
+def test_same_as_is_dropped_when_the_cap_removes_the_target_fields() -> None:
+    user = {"login": "a", "id": 1, "url": "u"}
+    outputs = {"a": {"b": {"c": {"user": dict(user)}}}, "z": dict(user)}
+    structure = infer_structure(outputs, max_paths=4).structure
+    assert structure["z"] == {"type": "dict"}
+    assert_structure_reads_back(outputs, structure)
