@@ -32,6 +32,7 @@ from pflow_structure.paths import ConcretePath
 
 __all__ = ["MAX_DEPTH", "OBJECT_DEPTH", "Encoded", "encode_value", "restore_binary"]
 
+_MAX_JSON_INT_BITS = 14_000  # about 4,200 decimal digits, under sys.get_int_max_str_digits()
 MAX_DEPTH = 64
 OBJECT_DEPTH = 10
 _REPR_LIMIT = 200
@@ -70,7 +71,7 @@ class _Encoder:
         if value is None or isinstance(value, (bool, str)):
             return value
         if isinstance(value, int):
-            return int(value)
+            return self.encode_int(int(value), where)
         if isinstance(value, float):
             return _encode_float(value)
         if isinstance(value, (bytes, bytearray, memoryview)):
@@ -121,6 +122,13 @@ class _Encoder:
                 key = f"{key} ({suffix})"
             out[key] = self.encode(item, (*where, key), depth + 1, object_levels)
         return out
+
+    def encode_int(self, value: int, where: ConcretePath) -> int | str:
+        # JSON text of an int over 4,300 digits raises in Python 3.11+; hex keeps every digit.
+        if value.bit_length() <= _MAX_JSON_INT_BITS:
+            return value
+        self.notes.append(f"{_format(where)}: an int of {value.bit_length()} bits is stored as hex text")
+        return hex(value)
 
     def cut(self, where: ConcretePath, marker: str) -> str:
         self.notes.append(f"{_format(where)}: {marker}")

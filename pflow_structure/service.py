@@ -177,9 +177,7 @@ def read_fields_detailed(
 ) -> FieldReadout:
     """Like :func:`read_fields`, and says why each ``None`` is ``None``."""
     if isinstance(field_paths, (str, bytes)):
-        raise ParameterError(
-            f"field_paths must be a list of paths, not one string; pass [{str(field_paths)[:80]!r}]"
-        )
+        raise ParameterError(f"field_paths must be a list of paths, not one string; pass [{str(field_paths)[:80]!r}]")
     if offset < 0 or (limit is not None and limit < 0):
         raise ParameterError(f"offset ({offset}) and limit ({limit}) must not be negative")
     if cache is None:

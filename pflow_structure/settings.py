@@ -12,6 +12,7 @@ variable                            meaning                                  def
 
 from __future__ import annotations
 
+import math
 import os
 import re
 from collections.abc import Mapping
@@ -48,7 +49,7 @@ class Settings:
             max_cache_bytes=parse_size(env[ENV_MAX_CACHE_SIZE], ENV_MAX_CACHE_SIZE)
             if env.get(ENV_MAX_CACHE_SIZE)
             else base.max_cache_bytes,
-            max_paths=int(_number(env, ENV_MAX_PATHS, base.max_paths)),
+            max_paths=_whole_number(env, ENV_MAX_PATHS, base.max_paths),
         )
 
     def cache(self) -> ExecutionCache:
@@ -63,9 +64,16 @@ def _number(env: Mapping[str, str], name: str, default: float) -> float:
         value = float(text)
     except ValueError:
         raise ParameterError(f"{name}={text!r} is not a number; unset it or set a positive number") from None
-    if value <= 0:
-        raise ParameterError(f"{name}={text!r} must be positive; unset it or set a positive number")
+    if not math.isfinite(value) or value <= 0:
+        raise ParameterError(f"{name}={text!r} must be a positive finite number; unset it or set one")
     return value
+
+
+def _whole_number(env: Mapping[str, str], name: str, default: int) -> int:
+    value = float(_number(env, name, default))
+    if not value.is_integer():
+        raise ParameterError(f"{name}={env.get(name)!r} must be a whole number of at least 1, e.g. 500")
+    return int(value)
 
 
 def parse_size(text: str, name: str = "size") -> int:
@@ -76,4 +84,7 @@ def parse_size(text: str, name: str = "size") -> int:
     unit = match.group(2)
     if len(unit) == 1 and unit != "b":
         unit += "b"  # "2g" means 2GB
-    return int(float(match.group(1)) * _UNITS[unit])
+    size = int(float(match.group(1)) * _UNITS[unit])
+    if size < 1:
+        raise ParameterError(f"{name}={text!r} is less than one byte; use e.g. 500MB or 2GB")
+    return size

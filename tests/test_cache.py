@@ -575,3 +575,45 @@ def test_put_never_overwrites_an_existing_entry_with_the_same_id(
         "exec-1763463202-0cd0c8fe.json",
         "exec-1763463202-11111111.json",
     ]
+
+
+def test_a_run_never_evicts_the_entry_it_just_wrote(tmp_path: Path) -> None:
+    cache = ExecutionCache(tmp_path / "c", max_bytes=100, maintenance_interval=0)
+    older = cache.put("node", {}, {"result": "x" * 200})
+    newer = cache.put("node", {}, {"result": "y" * 200})
+    assert cache.get(newer.execution_id).outputs == {"result": "y" * 200}
+    with pytest.raises(ExecutionNotFoundError):
+        cache.get(older.execution_id)
+    assert newer.warnings == [
+        f"This execution ({newer.path.stat().st_size} bytes) is larger than the cache size cap (100 bytes); "  # type: ignore[union-attr]
+        "it is kept, but the next run will evict it. Raise PFLOW_STRUCTURE_MAX_CACHE_SIZE to keep more."
+    ]
+
+
+def test_outputs_that_are_not_json_are_a_warning_not_a_crash(tmp_path: Path) -> None:
+    stored = ExecutionCache(tmp_path / "c").put("node", {}, {"result": float("nan")})
+    assert stored.path is None
+    assert len(stored.warnings) == 1
+    assert stored.warnings[0].startswith(
+        "The execution was not cached: its outputs cannot be written as JSON (Out of range float values"
+    )
+
+
+def test_the_default_cache_directory_is_tightened_to_0700(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """pflow-cli creates ~/.pflow/cache/node-executions world-readable; ours is 0700 after a write."""
+    monkeypatch.setenv("HOME", str(tmp_path))
+    from pflow_structure.cache.store import default_cache_dir
+
+    directory = default_cache_dir()
+    directory.mkdir(parents=True)
+    directory.chmod(0o755)
+    ExecutionCache().put("node", {}, {"result": 1})
+    assert stat.S_IMODE(directory.stat().st_mode) == 0o700
+
+
+def test_a_directory_the_user_chose_keeps_its_mode(tmp_path: Path) -> None:
+    directory = tmp_path / "mine"
+    directory.mkdir()
+    directory.chmod(0o755)
+    ExecutionCache(directory).put("node", {}, {"result": 1})
+    assert stat.S_IMODE(directory.stat().st_mode) == 0o755

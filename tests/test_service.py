@@ -42,3 +42,28 @@ def test_each_path_is_read_independently() -> None:
         "result[": None,
         "result.b": None,
     }
+
+
+@pytest.mark.parametrize(
+    ("name", "value", "message"),
+    [
+        ("PFLOW_STRUCTURE_TTL_HOURS", "nan", "PFLOW_STRUCTURE_TTL_HOURS='nan' must be a positive finite number"),
+        ("PFLOW_STRUCTURE_TTL_HOURS", "-1", "PFLOW_STRUCTURE_TTL_HOURS='-1' must be a positive finite number"),
+        ("PFLOW_STRUCTURE_MAX_PATHS", "0.5", "PFLOW_STRUCTURE_MAX_PATHS='0.5' must be a whole number of at least 1"),
+        ("PFLOW_STRUCTURE_MAX_CACHE_SIZE", "0.5", "PFLOW_STRUCTURE_MAX_CACHE_SIZE='0.5' is less than one byte"),
+        ("PFLOW_STRUCTURE_MAX_CACHE_SIZE", "lots", "PFLOW_STRUCTURE_MAX_CACHE_SIZE='lots' is not a size"),
+    ],
+)
+def test_bad_settings_name_the_variable_and_the_fix(
+    name: str, value: str, message: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv(name, value)
+    with pytest.raises(ParameterError, match=message.replace("(", r"\(").replace(")", r"\)")):
+        Settings.from_env()
+
+
+def test_an_int_too_long_for_json_text_is_kept_as_hex() -> None:
+    run = store_outputs("custom", {}, {"big": 10**5000, "small": 5})
+    assert run["warnings"] == ["big: an int of 16610 bits is stored as hex text"]
+    value = read_fields(run["execution_id"], ["big"])["big"]
+    assert int(value, 16) == 10**5000

@@ -35,16 +35,20 @@ class EntryInfo:
     created: float
 
 
-def ensure_private_dir(directory: Path, *, private_root: Path | None = None) -> None:
+def ensure_private_dir(directory: Path, *, private_root: Path | None = None, tighten: bool = False) -> None:
     """Create ``directory`` (and missing parents) as 0700, whatever the umask.
 
     With ``private_root`` (the fallback under the shared temp dir), every directory from
     ``private_root`` down to ``directory`` must be a real directory owned by this user: a
     symlink or a directory planted by someone else is refused with :class:`CacheWriteError`.
+    With ``tighten`` (the default cache directory, which pflow-cli may have made 0755), an
+    existing directory of ours is set to 0700; a directory the user chose is left as it is.
     """
     if private_root is None:
         if not os.path.isdir(directory):
             _make_dirs(directory)
+        elif tighten:
+            _tighten(directory)
     else:
         for path in _chain(private_root, directory):
             if not os.path.lexists(path):
@@ -62,6 +66,13 @@ def _make_dirs(directory: Path) -> None:
         except FileExistsError:
             continue  # another process made it; its mode is that process's business
         os.chmod(path, 0o700)  # mkdir's mode is filtered by the umask; chmod is not
+
+
+def _tighten(directory: Path) -> None:
+    info = os.lstat(directory)
+    owned = not hasattr(os, "getuid") or info.st_uid == os.getuid()
+    if stat.S_ISDIR(info.st_mode) and owned and stat.S_IMODE(info.st_mode) & 0o077:
+        os.chmod(directory, 0o700)
 
 
 def _chain(root: Path, directory: Path) -> list[Path]:

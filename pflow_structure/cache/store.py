@@ -159,21 +159,31 @@ class ExecutionCache:
     ) -> StoredExecution | None:
         """One attempt with a fresh id; None when that id is already taken."""
         execution_id = new_execution_id(now)
-        data = serialise_entry(
-            CacheEntry(
-                execution_id=execution_id,
-                node_type=node_type,
-                timestamp=format_timestamp(now),
-                ttl_hours=self.ttl_hours,
-                params=json_safe(mask_secrets(params)),
-                outputs=outputs,
-                binary_paths=[list(p) for p in binary_paths],
-                notes=list(notes),
+        try:
+            data = serialise_entry(
+                CacheEntry(
+                    execution_id=execution_id,
+                    node_type=node_type,
+                    timestamp=format_timestamp(now),
+                    ttl_hours=self.ttl_hours,
+                    params=json_safe(mask_secrets(params)),
+                    outputs=outputs,
+                    binary_paths=[list(p) for p in binary_paths],
+                    notes=list(notes),
+                )
             )
-        )
+        except ValueError as exc:  # TypeError (not JSON-safe at all) is the caller's bug and propagates
+            warnings.append(f"The execution was not cached: its outputs cannot be written as JSON ({exc}).")
+            return StoredExecution(execution_id, None, warnings)
+        if len(data) > self.max_bytes:
+            warnings.append(
+                f"This execution ({len(data)} bytes) is larger than the cache size cap ({self.max_bytes} bytes); "
+                "it is kept, but the next run will evict it. Raise PFLOW_STRUCTURE_MAX_CACHE_SIZE to keep more."
+            )
         for directory in self._directories():
             try:
-                ensure_private_dir(directory, private_root=self._private_root(directory))
+                tighten = directory == self.directory and self.directory == default_cache_dir()
+                ensure_private_dir(directory, private_root=self._private_root(directory), tighten=tighten)
                 path = write_atomically(directory, execution_id + ENTRY_SUFFIX, data)
             except FileExistsError:
                 return None  # the id is taken (same second, same random part): try another
@@ -182,7 +192,7 @@ class ExecutionCache:
                 continue
             if directory != self.directory:
                 warnings.append(f"Stored the execution in the fallback directory {directory} instead.")
-            self._maybe_maintain(directory, now)
+            self._maybe_maintain(directory, now, keep=execution_id)
             return StoredExecution(execution_id, path, warnings)
         warnings.append(
             "The execution was not cached, so read_fields cannot read it; "
@@ -252,8 +262,11 @@ class ExecutionCache:
             "newest": format_timestamp(infos[-1].created) if infos else None,
         }
 
-    def prune(self) -> dict[str, int]:
-        """Delete expired entries, then the oldest ones while the total exceeds ``max_bytes``."""
+    def prune(self, *, keep: str | None = None) -> dict[str, int]:
+        """Delete expired entries, then the oldest ones while the total exceeds ``max_bytes``.
+
+        ``keep`` is never evicted: a run does not delete the entry it just wrote.
+        """
         now = self.clock()
         removed_expired = 0
         kept: list[EntryInfo] = []
@@ -267,7 +280,7 @@ class ExecutionCache:
         for info in kept:
             if total <= self.max_bytes:
                 break
-            if unlink(info.path):
+            if info.execution_id != keep and unlink(info.path):
                 total -= info.size
                 evicted += 1
         for directory in self._directories():
@@ -285,7 +298,7 @@ class ExecutionCache:
         validate_execution_id(execution_id)
         return any(unlink(d / (execution_id + ENTRY_SUFFIX)) for d in self._directories())
 
-    def _maybe_maintain(self, directory: Path, now: float) -> None:
+    def _maybe_maintain(self, directory: Path, now: float, *, keep: str | None = None) -> None:
         """Prune at most once per ``maintenance_interval`` seconds, under a lock, never blocking."""
         stamp = directory / _MAINTENANCE_STAMP
         try:
@@ -302,6 +315,6 @@ class ExecutionCache:
             remove_symlink(lock_path)  # older filelock releases open the lock file through a symlink
             with FileLock(str(lock_path), timeout=0, mode=0o600):
                 touch_stamp(stamp, now)
-                self.prune()
+                self.prune(keep=keep)
         except (Timeout, OSError):
             return  # another process is pruning, or the lock is not ours to take
