@@ -55,7 +55,17 @@ def _fails_cleanly(command: F) -> F:
 
 
 def _echo_json(value: Any) -> None:
-    click.echo(json.dumps(value, ensure_ascii=False, indent=2, default=_json_default))
+    text = json.dumps(value, ensure_ascii=False, indent=2, default=_json_default)
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:  # a lone surrogate is not valid UTF-8: escape it, keep the JSON valid
+        text = json.dumps(value, indent=2, default=_json_default)
+    click.echo(text)
+
+
+def _echo_text(text: str) -> None:
+    """Print text; a lone surrogate (from a non-UTF-8 key or value) is shown escaped, not a crash."""
+    click.echo(text.encode("utf-8", "backslashreplace").decode("utf-8"))
 
 
 def _json_default(value: Any) -> Any:
@@ -118,7 +128,7 @@ def run(ctx: click.Context, node: str, params: Sequence[str], as_json: bool, max
     if as_json:
         _echo_json(result)
     else:
-        click.echo(render_structure_text(result))
+        _echo_text(render_structure_text(result))
 
 
 def parse_params(items: Sequence[str]) -> dict[str, Any]:
@@ -200,9 +210,11 @@ def read_fields_command(
     else:
         # An explicit --limit is shown in full; without one, text shows the first 20 items.
         max_items = None if limit is not None else 20
-        text = render_fields_text(readout.values, readout.errors, readout.totals, offset=offset, max_items=max_items)
+        text = render_fields_text(
+            readout.values, readout.errors, readout.totals, offset=offset, max_items=max_items, missing=readout.missing
+        )
         if text:
-            click.echo(text)
+            _echo_text(text)
 
 
 @main.command(context_settings=CONTEXT_SETTINGS)

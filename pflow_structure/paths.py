@@ -60,7 +60,14 @@ def is_plain_key(key: str) -> bool:
 
 
 def quote_key(key: str) -> str:
-    """The bracketed form of a key: ``["content-type"]``."""
+    """The bracketed form of a key: ``["content-type"]``.
+
+    Unicode stays readable; a lone surrogate (not valid UTF-8, so not printable) is escaped.
+    """
+    try:
+        key.encode("utf-8")
+    except UnicodeEncodeError:
+        return "[" + json.dumps(key) + "]"
     return "[" + json.dumps(key, ensure_ascii=False) + "]"
 
 
@@ -220,6 +227,7 @@ class Match:
 
     path: ConcretePath
     value: Any
+    missing: bool = False  # a None placeholder for a list item that lacks the rest of a [*] path
 
 
 def resolve(root: Any, path: str) -> tuple[list[Match], bool]:
@@ -229,11 +237,33 @@ def resolve(root: Any, path: str) -> tuple[list[Match], bool]:
     JSONPath), in which case the caller returns a list. Raises :class:`PathSyntaxError`
     or :class:`PathNotFoundError`.
     """
+    if not isinstance(path, str):
+        raise PathSyntaxError(repr(path)[:100], 0, f"a path must be a string, not {type(path).__name__}")
     if is_jsonpath(path):
         return _resolve_jsonpath(root, path), True
     segments = parse_path(path)
     multi = any(isinstance(s, _Wildcard) for s in segments)
-    return list(_walk(root, segments, 0, (), path)), multi
+    try:
+        return list(_walk(root, segments, 0, (), path)), multi
+    except PathNotFoundError as exc:
+        raise _with_every_item_hint(root, segments, exc) from None
+
+
+def _with_every_item_hint(root: Any, segments: Sequence[Segment], exc: PathNotFoundError) -> PathNotFoundError:
+    """In a structure ``[0]`` stands for every item; when item 0 lacks what others have, say so."""
+    if not any(isinstance(s, int) for s in segments[: exc.segment_index]):
+        return exc
+    every = [WILDCARD if isinstance(s, int) else s for s in segments]
+    try:
+        found = [m for m in _walk(root, every, 0, (), exc.path) if not m.missing]
+    except PathNotFoundError:
+        return exc
+    if not found:
+        return exc
+    alternative = format_path(every)
+    reason = exc.reason if exc.reason.endswith((".", "...")) else exc.reason + "."
+    reason = f"{reason} Other items have it: {alternative} finds {len(found)}."
+    return PathNotFoundError(exc.path, exc.segment_index, reason, [alternative, *exc.suggestions])
 
 
 def _walk(value: Any, segments: Sequence[Segment], index: int, where: ConcretePath, text: str) -> Iterator[Match]:
@@ -262,25 +292,35 @@ def _walk_wildcard(
         items = list(value.items())
     else:
         raise _not_found(text, segments, index, f"{_describe(value)} has no items for [*].")
-    found = 0
-    first_error: PathNotFoundError | None = None
+    results: list[list[Match] | PathNotFoundError] = []
     for key, item in items:
         try:
-            for match in _walk(item, segments, index + 1, (*where, key), text):
-                found += 1
-                yield match
+            results.append(list(_walk(item, segments, index + 1, (*where, key), text)))
         except PathNotFoundError as exc:
-            first_error = first_error or exc
-    if found == 0 and first_error is not None:
-        # Every item failed: report why (and the suggestions) instead of an empty list.
-        raise first_error
+            results.append(exc)
+    errors = [r for r in results if isinstance(r, PathNotFoundError)]
+    if errors and len(errors) == len(results):
+        # Every item failed: report why (and the suggestions) instead of a list of nulls.
+        raise errors[0]
+    # Items that lack the path give None, as jq does, so that two [*] paths over the same
+    # list line up item by item (result[*].number beside result[*].milestone.title).
+    for (key, _), result in zip(items, results, strict=True):
+        if isinstance(result, PathNotFoundError):
+            yield Match((*where, key), None, missing=True)
+        else:
+            yield from result
 
 
 def _step(value: Any, segment: str | int, segments: Sequence[Segment], index: int, text: str) -> tuple[Any, Any]:
     if isinstance(segment, int):
         if not isinstance(value, list):
             hint = _keys_hint(value)
-            raise _not_found(text, segments, index, f"[{segment}] needs a list but found {_describe(value)}.{hint}")
+            suggestions = []
+            if isinstance(value, dict) and str(segment) in value:
+                suggestions = [format_path([*segments[:index], str(segment)])]  # the key "0", quoted
+            raise _not_found(
+                text, segments, index, f"[{segment}] needs a list but found {_describe(value)}.{hint}", suggestions
+            )
         if -len(value) <= segment < len(value):
             concrete = segment % len(value)
             return concrete, value[concrete]

@@ -139,6 +139,7 @@ class FieldReadout:
     values: dict[str, Any] = field(default_factory=dict)
     errors: dict[str, str] = field(default_factory=dict)
     totals: dict[str, int] = field(default_factory=dict)
+    missing: dict[str, int] = field(default_factory=dict)
 
 
 def read_fields(
@@ -195,6 +196,9 @@ def read_fields_detailed(
         values = [restore_binary(m.value, m.path, entry.binary_paths) for m in matches]
         if multi:
             readout.totals[key] = len(values)
+            lacking = sum(1 for m in matches if m.missing)
+            if lacking:
+                readout.missing[key] = lacking
             end = None if limit is None else offset + limit
             readout.values[key] = values[offset:end]
         else:

@@ -611,3 +611,26 @@ def test_cache_dir_option_applies_to_cache_commands(tmp_path: Path) -> None:
     invoke("--cache-dir", str(other), "run", "read-json", f"path={ISSUES}")
     stats = json.loads(invoke("--cache-dir", str(other), "cache", "stats", "--json").stdout)
     assert (stats["directory"], stats["entries"]) == (str(other), 1)
+
+
+def test_keys_that_are_not_valid_utf8_are_printed_escaped_not_a_crash(tmp_path: Path) -> None:
+    data = tmp_path / "surrogates.json"
+    data.write_text('{"\\udc81": "\\ud800x", "k": 1}', encoding="ascii")
+    text = invoke("run", "read-json", f"path={data}")
+    assert text.exit_code == 0
+    assert '  ✓ ${result["\\udc81"]} (str, ~2 chars)\n' in text.stdout
+    execution_id = re.search(ID_PATTERN, text.stdout)
+    assert execution_id
+    read = invoke("read-fields", execution_id[0], 'result["\\udc81"]')
+    assert (read.exit_code, read.stdout) == (0, 'result["\\udc81"]: "\\ud800x"\n')
+    as_json = invoke("read-fields", execution_id[0], 'result["\\udc81"]', "--json")
+    assert json.loads(as_json.stdout) == {'result["\\udc81"]': "\ud800x"}
+
+
+def test_read_fields_text_counts_items_that_lack_a_wildcard_path() -> None:
+    execution_id = run_json("read-json", f"path={ISSUES}")["execution_id"]
+    outcome = invoke("read-fields", execution_id, "result[*].milestone.title", "--limit", "2")
+    assert outcome.stdout == (
+        "result[*].milestone.title: [null, null]  # items 0-1 of 100; --offset 2 for more; "
+        "84 of 100 items lack this path (null)\n"
+    )

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from pflow_structure import ParameterError, read_fields, store_outputs
+from pflow_structure import ParameterError, read_fields, read_fields_detailed, store_outputs
 from pflow_structure.settings import Settings
 from tests.contract import assert_structure_reads_back
 
@@ -67,3 +67,34 @@ def test_an_int_too_long_for_json_text_is_kept_as_hex() -> None:
     assert run["warnings"] == ["big: an int of 16610 bits is stored as hex text"]
     value = read_fields(run["execution_id"], ["big"])["big"]
     assert int(value, 16) == 10**5000
+
+
+def test_two_wildcard_columns_over_one_list_line_up_item_by_item() -> None:
+    outputs = {"result": [{"n": 1, "m": {"t": "a"}}, {"n": 2, "m": None}, {"n": 3}]}
+    run = store_outputs("custom", {}, outputs)
+    readout = read_fields_detailed(run["execution_id"], ["result[*].n", "result[*].m.t"])
+    assert readout.values == {"result[*].n": [1, 2, 3], "result[*].m.t": ["a", None, None]}
+    assert readout.missing == {"result[*].m.t": 2}
+
+
+def test_a_literal_item_zero_path_points_to_the_items_that_have_it() -> None:
+    run = store_outputs("custom", {}, {"result": [{"a": 1}, {"a": 2, "b": {"c": 3}}]})
+    readout = read_fields_detailed(run["execution_id"], ["result[0].b.c"])
+    assert readout.values == {"result[0].b.c": None}
+    assert readout.errors["result[0].b.c"] == (
+        "result[0].b.c: no key 'b' here. Keys here: a. Other items have it: result[*].b.c finds 1. "
+        "Did you mean result[*].b.c?"
+    )
+
+
+def test_an_index_on_a_dict_with_that_digit_as_a_key_suggests_the_quoted_key() -> None:
+    run = store_outputs("custom", {}, {"result": {"0": "zero"}})
+    readout = read_fields_detailed(run["execution_id"], ["result[0]"])
+    assert readout.errors["result[0]"].endswith('Did you mean result["0"]?')
+
+
+def test_a_path_that_is_not_a_string_gives_none_with_a_reason() -> None:
+    run = store_outputs("custom", {}, {"result": 1})
+    readout = read_fields_detailed(run["execution_id"], [1])  # type: ignore[list-item]
+    assert readout.values == {"1": None}
+    assert "a path must be a string, not int" in readout.errors["1"]

@@ -15,10 +15,15 @@ def render_fields_text(
     *,
     offset: int = 0,
     max_items: int | None = 20,
+    missing: Mapping[str, int] | None = None,
 ) -> str:
-    """``result[0].title: "Fix authentication bug"``; a None says why; long lists are paged."""
+    """``result[0].title: "Fix authentication bug"``; a None says why; long lists are paged.
+
+    ``missing`` counts the items of a ``[*]`` path that lack the rest of it (shown as null).
+    """
     errors = errors or {}
     totals = totals or {}
+    missing = missing or {}
     lines: list[str] = []
     for path, value in values.items():
         if path in errors:
@@ -38,6 +43,8 @@ def render_fields_text(
             elif end < total or offset:
                 more = f"; --offset {end} for more" if end < total else ""
                 note = f"  # items {offset}-{end - 1} of {total}{more}"
+            if missing.get(path):
+                note += f"{'; ' if note else '  # '}{missing[path]} of {total} items lack this path (null)"
             text = _json(shown)
             if len(shown) < len(value):
                 text = text[:-1] + (", ..." if shown else "...") + "]"
@@ -48,7 +55,12 @@ def render_fields_text(
 
 
 def _json(value: Any) -> str:
-    return json.dumps(value, ensure_ascii=False, default=_bytes_default)
+    text = json.dumps(value, ensure_ascii=False, default=_bytes_default)
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:  # a lone surrogate cannot be printed as UTF-8: escape it
+        text = json.dumps(value, default=_bytes_default)
+    return text
 
 
 def _bytes_default(value: Any) -> Any:
