@@ -136,13 +136,16 @@ class NodeNotFoundError(StructureError, LookupError):
 class NodeExecutionError(StructureError, RuntimeError):
     """The node raised while running; no cache entry was created."""
 
-    def __init__(self, node_type: str, cause: BaseException) -> None:
+    def __init__(self, node_type: str, cause: BaseException, *, context: str = "") -> None:
         self.node_type = node_type
         self.cause = cause
         text = str(cause) or type(cause).__name__
         if len(text) > 2000:
             text = text[:2000] + "..."
-        super().__init__(f"Node {node_type!r} failed: {type(cause).__name__}: {text}")
+        # Our own errors already say what and how; a foreign exception keeps its class name.
+        detail = text if isinstance(cause, StructureError) else f"{type(cause).__name__}: {text}"
+        prefix = f"{context}: " if context else ""
+        super().__init__(f"Node {node_type!r} failed: {prefix}{detail}")
 
 
 class ParameterError(StructureError, ValueError):

@@ -12,13 +12,7 @@ from typing import Any
 
 from pflow_structure.binary import restore_binary
 from pflow_structure.cache.store import ExecutionCache
-from pflow_structure.errors import (
-    NodeExecutionError,
-    ParameterError,
-    PathNotFoundError,
-    PathSyntaxError,
-    StructureError,
-)
+from pflow_structure.errors import NodeExecutionError, ParameterError, PathNotFoundError, PathSyntaxError
 from pflow_structure.paths import resolve
 from pflow_structure.settings import Settings
 
@@ -49,19 +43,22 @@ def run_node(node_type: str, params: dict[str, Any]) -> dict[str, Any]:
     from pflow_structure.nodes.base import AsyncNode
     from pflow_structure.registry import find_node
 
-    node_class = find_node(node_type).load()
-    node = node_class()
-    node.set_params(params)
+    spec = find_node(node_type)
+    try:
+        node = spec.load()()
+        node.set_params(params)
+    except Exception as exc:  # a broken plugin: name where it comes from
+        raise NodeExecutionError(
+            node_type, exc, context=f"cannot load {spec.target} (from {spec.source}); reinstall or fix that package"
+        ) from exc
     shared: dict[str, Any] = {}
     try:
         if isinstance(node, AsyncNode):
             _run_coroutine(node._run_async(shared))
         else:
             node._run(shared)
-    except StructureError as exc:
-        if isinstance(exc, NodeExecutionError):
-            raise
-        raise NodeExecutionError(node_type, exc) from exc
+    except NodeExecutionError:
+        raise
     except Exception as exc:
         raise NodeExecutionError(node_type, exc) from exc
     return shared

@@ -204,7 +204,7 @@ def test_failing_node_exits_1_with_the_node_message_and_caches_nothing(isolated_
     outcome = invoke("run", "read-json", f"path={missing}")
     assert outcome.exit_code == 1
     assert outcome.stderr == (
-        f"Error: Node 'read-json' failed: ParameterError: {missing} does not exist; "
+        f"Error: Node 'read-json' failed: {missing} does not exist; "
         "check the path (relative paths start at the current directory)\n"
     )
     assert list(isolated_cache.glob("exec-*.json")) == []

@@ -59,7 +59,7 @@ def test_read_json_invalid_json_names_file_line_and_column(tmp_path: Path) -> No
     with pytest.raises(NodeExecutionError) as caught:
         registry_run("read-json", {"path": str(path)})
     assert str(caught.value) == (
-        f"Node 'read-json' failed: ParameterError: {path} is not valid JSON: Expecting value at line 4 column 1"
+        f"Node 'read-json' failed: {path} is not valid JSON: Expecting value at line 4 column 1"
     )
     assert _cached_entries() == []
 
@@ -74,7 +74,9 @@ def test_read_json_binary_file_is_a_clear_error(tmp_path: Path) -> None:
 def test_read_json_missing_file_and_missing_param_are_clear_errors(tmp_path: Path) -> None:
     with pytest.raises(NodeExecutionError, match="does not exist; check the path"):
         registry_run("read-json", {"path": str(tmp_path / "nope.json")})
-    with pytest.raises(NodeExecutionError, match="needs the parameter 'path': pflow-structure run read-json path="):
+    with pytest.raises(
+        NodeExecutionError, match="failed: missing parameter 'path'; pass it as: pflow-structure run read-json path="
+    ):
         registry_run("read-json", {})
 
 
@@ -86,7 +88,7 @@ def test_read_json_directory_is_a_clear_error(tmp_path: Path) -> None:
 def test_read_json_empty_file_is_a_clear_error(tmp_path: Path) -> None:
     path = tmp_path / "empty.json"
     path.write_text("", encoding="utf-8")
-    with pytest.raises(NodeExecutionError, match="is not valid JSON: Expecting value at line 1 column 1"):
+    with pytest.raises(NodeExecutionError, match="is empty; a JSON file holds at least one value"):
         registry_run("read-json", {"path": str(path)})
 
 
@@ -216,7 +218,7 @@ def test_http_text_body_stays_text(server: str) -> None:
 
 
 def test_http_refuses_non_http_urls() -> None:
-    with pytest.raises(NodeExecutionError, match="needs an http:// or https:// url, got 'file:///etc/passwd'"):
+    with pytest.raises(NodeExecutionError, match="url must start with http:// or https://, got 'file:///etc/passwd'"):
         registry_run("http", {"url": "file:///etc/passwd"})
 
 
@@ -235,3 +237,49 @@ def test_every_built_in_node_output_satisfies_the_contract(server: str, tmp_path
     ):
         outputs = run_node(node_type, params)
         assert_structure_reads_back(outputs, infer_structure(outputs).structure)
+
+
+def test_read_json_keeps_an_integer_too_long_for_python_as_its_digits(tmp_path: Path) -> None:
+    path = tmp_path / "big.json"
+    path.write_text('{"n": ' + "9" * 5000 + ', "m": 1}', encoding="utf-8")
+    run = registry_run("read-json", {"path": str(path)})
+    assert read_fields(run["execution_id"], ["result.n", "result.m"]) == {"result.n": "9" * 5000, "result.m": 1}
+
+
+def test_read_json_too_deep_for_the_parser_is_a_clear_error(tmp_path: Path) -> None:
+    path = tmp_path / "deep.json"
+    path.write_text("[" * 100_000 + "]" * 100_000, encoding="utf-8")
+    with pytest.raises(NodeExecutionError, match="nests arrays or objects too deeply for Python's JSON parser"):
+        registry_run("read-json", {"path": str(path)})
+
+
+@pytest.mark.parametrize(
+    ("params", "message"),
+    [
+        (
+            {"headers": "abc"},
+            """headers must be a JSON object, got str; e.g. headers='{"Accept": "application/json"}'""",
+        ),
+        ({"params": [1]}, """params must be a JSON object, got list; e.g. params='{"page": 2}'"""),
+        ({"timeout": "abc"}, "timeout must be a positive number of seconds, e.g. timeout=30; got 'abc'"),
+        ({"timeout": 0}, "timeout must be a positive number of seconds, e.g. timeout=30; got 0"),
+    ],
+)
+def test_http_bad_params_say_what_was_given(params: dict[str, Any], message: str) -> None:
+    with pytest.raises(NodeExecutionError) as caught:
+        registry_run("http", {"url": "http://127.0.0.1:9/", **params})
+    assert str(caught.value) == f"Node 'http' failed: {message}"
+
+
+def test_a_plugin_that_cannot_be_loaded_names_its_entry_point(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    dist_info = tmp_path / "broken_plugin-1.0.dist-info"
+    dist_info.mkdir()
+    (dist_info / "METADATA").write_text("Metadata-Version: 2.1\nName: broken-plugin\nVersion: 1.0\n")
+    (dist_info / "entry_points.txt").write_text("[pflow_structure.nodes]\nbroken = no_such_module_xyz:Node\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    with pytest.raises(NodeExecutionError) as caught:
+        registry_run("broken", {})
+    assert str(caught.value) == (
+        "Node 'broken' failed: cannot load no_such_module_xyz:Node (from broken-plugin); reinstall or fix that "
+        "package: ModuleNotFoundError: No module named 'no_such_module_xyz'"
+    )

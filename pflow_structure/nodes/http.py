@@ -9,7 +9,7 @@ import urllib.request
 from typing import Any
 
 from pflow_structure.errors import ParameterError
-from pflow_structure.nodes.base import Node, require_param
+from pflow_structure.nodes.base import Node, positive_seconds, require_param
 from pflow_structure.nodes.shell import decode_output
 
 _LOOPBACK = ("localhost", "127.0.0.1", "::1")
@@ -37,13 +37,16 @@ class HttpNode(Node):  # type: ignore[misc]
         url = str(require_param(self, "url", "http", "url=https://api.example.com/items"))
         parsed = urllib.parse.urlsplit(url)
         if parsed.scheme not in ("http", "https") or not parsed.netloc:
-            raise ParameterError(f"Node 'http' needs an http:// or https:// url, got {url[:200]!r}")
-        query = self.params.get("params") or {}
-        if not isinstance(query, dict):
-            raise ParameterError("Node 'http': params must be a JSON object, e.g. params='{\"page\": 2}'")
+            raise ParameterError(f"url must start with http:// or https://, got {url[:200]!r}")
+        query = _json_object(self.params.get("params"), "params", "params='{\"page\": 2}'")
         if query:
             url += ("&" if parsed.query else "?") + urllib.parse.urlencode(query, doseq=True)
-        headers = {str(k): str(v) for k, v in (self.params.get("headers") or {}).items()}
+        headers = {
+            str(k): str(v)
+            for k, v in _json_object(
+                self.params.get("headers"), "headers", 'headers=\'{"Accept": "application/json"}\''
+            ).items()
+        }
         body = self.params.get("body")
         data: bytes | None = None
         if isinstance(body, (dict, list)):
@@ -57,7 +60,7 @@ class HttpNode(Node):  # type: ignore[misc]
             "method": method,
             "headers": headers,
             "data": data,
-            "timeout": float(self.params.get("timeout", 30)),
+            "timeout": positive_seconds(self, "timeout", 30),
             "raise_for_status": self.params.get("raise_for_status", True) not in (False, "false", 0),
             "loopback": parsed.hostname in _LOOPBACK,
         }
@@ -91,3 +94,11 @@ class HttpNode(Node):  # type: ignore[misc]
     def post(self, shared: dict[str, Any], prep_res: Any, exec_res: dict[str, Any]) -> str:
         shared.update(exec_res)
         return "default"
+
+
+def _json_object(value: Any, name: str, example: str) -> dict[str, Any]:
+    if value is None:
+        return {}
+    if not isinstance(value, dict):
+        raise ParameterError(f"{name} must be a JSON object, got {type(value).__name__}; e.g. {example}")
+    return value

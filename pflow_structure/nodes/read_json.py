@@ -57,17 +57,28 @@ def load_json_file(path: Path, encoding: str = "utf-8") -> Any:
     except LookupError:
         raise ParameterError(f"Unknown encoding {encoding!r}; use a Python codec name such as utf-8") from None
     text = text.lstrip("\ufeff")
+    if not text.strip():
+        raise ParameterError(f"{path} is empty; a JSON file holds at least one value such as {{}} or []")
     if path.suffix.lower() in _JSON_LINES_SUFFIXES:
         return _parse_lines(text, path)
     try:
-        return json.loads(text)
-    except json.JSONDecodeError as exc:
-        if exc.msg == "Extra data":
+        return json.loads(text, parse_int=_parse_int)
+    except RecursionError:
+        raise ParameterError(f"{path} nests arrays or objects too deeply for Python's JSON parser") from None
+    except ValueError as exc:
+        if not isinstance(exc, json.JSONDecodeError):  # e.g. an integer of more than 4,300 digits
+            raise ParameterError(f"{path} holds a value Python cannot read as JSON: {exc}") from None
+        if exc.msg == "Extra data":  # several values, one per line: JSON Lines without the suffix
             try:
                 return _parse_lines(text, path)
             except ParameterError:
                 pass
         raise ParameterError(f"{path} is not valid JSON: {exc.msg} at line {exc.lineno} column {exc.colno}") from None
+
+
+def _parse_int(digits: str) -> int | str:
+    # Python refuses to turn more than 4,300 digits into an int; keep such a number as its text.
+    return int(digits) if len(digits) <= 4000 else digits
 
 
 def _parse_lines(text: str, path: Path) -> list[Any]:
@@ -76,7 +87,7 @@ def _parse_lines(text: str, path: Path) -> list[Any]:
         if not line.strip():
             continue
         try:
-            values.append(json.loads(line))
+            values.append(json.loads(line, parse_int=_parse_int))
         except json.JSONDecodeError as exc:
             raise ParameterError(
                 f"{path} line {number} is not valid JSON Lines: {exc.msg} at column {exc.colno}"

@@ -7,7 +7,7 @@ import subprocess
 from typing import Any
 
 from pflow_structure.errors import ParameterError
-from pflow_structure.nodes.base import Node, require_param
+from pflow_structure.nodes.base import Node, positive_seconds, require_param
 
 
 class ShellNode(Node):  # type: ignore[misc]
@@ -28,14 +28,12 @@ class ShellNode(Node):  # type: ignore[misc]
     def prep(self, shared: dict[str, Any]) -> dict[str, Any]:
         command = require_param(self, "command", "shell", "command='ls -l'")
         if not isinstance(command, str):
-            raise ParameterError(f"Node 'shell' needs command as a string, got {type(command).__name__}")
-        timeout = self.params.get("timeout", 60)
-        if not isinstance(timeout, (int, float)) or isinstance(timeout, bool) or timeout <= 0:
-            raise ParameterError(f"Node 'shell': timeout must be a positive number of seconds, got {timeout!r}")
+            raise ParameterError(f"command must be a string, got {type(command).__name__}; quote it: command='ls -l'")
+        timeout = positive_seconds(self, "timeout", 60)
         return {
             "command": command,
             "cwd": self.params.get("cwd"),
-            "timeout": float(timeout),
+            "timeout": timeout,
             "stdin": self.params.get("stdin"),
             "check": self.params.get("check", True) not in (False, "false", 0),
         }
