@@ -255,7 +255,7 @@ def cache_list(ctx: click.Context, as_json: bool) -> None:
             "execution_id": info.execution_id,
             "age_hours": round((now - info.created) / 3600, 2),
             "bytes": info.size,
-            "expired": (now - info.created) / 3600 > store.ttl_hours,
+            "expired": store.is_expired(info, now),
             "path": str(info.path),
         }
         for info in infos

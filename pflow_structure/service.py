@@ -120,12 +120,23 @@ def store_outputs(
     }
     if inferred.omitted_paths:
         result["omitted_paths"] = inferred.omitted_paths
-    warnings = list(stored.warnings) + list(encoded.notes)
-    if not inferred.structure:
+    warnings = list(stored.warnings) + _summarise(encoded.notes, stored.execution_id)
+    if not inferred.total_paths:
         warnings.append(f"Node {node_type!r} wrote no outputs.")
     if warnings:
         result["warnings"] = warnings
     return result
+
+
+MAX_NOTES_SHOWN = 5
+
+
+def _summarise(notes: Sequence[str], execution_id: str) -> list[str]:
+    """At most a few encoding notes (a list of 2,000 objects with cycles makes 2,000 of them)."""
+    if len(notes) <= MAX_NOTES_SHOWN:
+        return list(notes)
+    rest = len(notes) - MAX_NOTES_SHOWN
+    return [*notes[:MAX_NOTES_SHOWN], f"... and {rest} more like these (all are in the cache entry {execution_id})"]
 
 
 @dataclass

@@ -374,7 +374,8 @@ def _stored_params(tmp_path: Path, params: Any) -> Any:
 @pytest.mark.parametrize(
     "key",
     ["api_key", "apiKey", "APIKey", "X-Api-Key", "password", "client_secret", "access_token", "cookie", "token",
-     "Authorization", "refresh-token", "sessionId", "Set-Cookie", "private_key", "secret"],
+     "Authorization", "refresh-token", "sessionId", "Set-Cookie", "private_key", "secret",
+     "PGPASSWORD", "secrets", "passwords", "api-keys", "ssh_key", "db_password"],
 )  # fmt: skip
 def test_secret_key_is_masked_in_the_stored_file(key: str, tmp_path: Path) -> None:
     assert _stored_params(tmp_path, {key: "s3cr3t", "url": "https://x"}) == {key: "***", "url": "https://x"}

@@ -98,3 +98,21 @@ def test_a_path_that_is_not_a_string_gives_none_with_a_reason() -> None:
     readout = read_fields_detailed(run["execution_id"], [1])  # type: ignore[list-item]
     assert readout.values == {"1": None}
     assert "a path must be a string, not int" in readout.errors["1"]
+
+
+def test_many_cycle_notes_are_summarised_in_the_warnings() -> None:
+    class Child:
+        def __init__(self, parent: object) -> None:
+            self.parent = parent
+
+    class Parent:
+        def __init__(self) -> None:
+            self.children = [Child(self) for _ in range(50)]
+
+    run = store_outputs("custom", {}, {"tree": Parent()})
+    warnings = run["warnings"]
+    assert len(warnings) == 6
+    assert warnings[0] == "circular reference at tree.children[0].parent cut (it points back to tree)"
+    assert warnings[-1] == f"... and 45 more like these (all are in the cache entry {run['execution_id']})"
+    entry = Settings.from_env().cache().get(run["execution_id"])
+    assert len(entry.notes) == 50

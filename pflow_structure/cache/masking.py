@@ -18,10 +18,12 @@ MAX_DEPTH = 100
 _SECRET_WORDS = frozenset(
     {
         "password",
+        "passwords",
         "passwd",
         "passphrase",
         "pwd",
         "secret",
+        "secrets",
         "token",
         "authorization",
         "auth",
@@ -41,7 +43,11 @@ _SECRET_WORDS = frozenset(
 _SECRET_PAIRS = frozenset(
     {
         ("api", "key"),
+        ("api", "keys"),
         ("access", "key"),
+        ("access", "keys"),
+        ("ssh", "key"),
+        ("deploy", "key"),
         ("secret", "key"),
         ("private", "key"),
         ("client", "secret"),
@@ -58,6 +64,8 @@ _SECRET_PAIRS = frozenset(
 )
 # Pagination and budget words next to "token" are not secrets.
 _NOT_SECRET_BEFORE_TOKEN = frozenset({"page", "next", "continuation", "sync", "max", "cursor", "prev", "previous"})
+# Words glued to a prefix, as in environment variables (PGPASSWORD, DBSECRET).
+_SECRET_SUFFIXES = ("password", "passwd", "secret")
 _WORD = re.compile(r"[A-Z]?[a-z]+|[A-Z]+(?![a-z])|\d+")
 
 
@@ -69,6 +77,8 @@ def key_words(key: str) -> list[str]:
 def is_secret_key(key: str) -> bool:
     words = key_words(key)
     for index, word in enumerate(words):
+        if word.endswith(_SECRET_SUFFIXES):
+            return True
         if word in _SECRET_WORDS:
             if word == "token" and index > 0 and words[index - 1] in _NOT_SECRET_BEFORE_TOKEN:
                 continue

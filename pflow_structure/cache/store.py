@@ -254,7 +254,7 @@ class ExecutionCache:
         return {
             "directory": str(self.directory),
             "entries": len(infos),
-            "expired": sum(1 for info in infos if self._is_expired(info, now)),
+            "expired": sum(1 for info in infos if self.is_expired(info, now)),
             "total_bytes": sum(info.size for info in infos),
             "max_bytes": self.max_bytes,
             "ttl_hours": self.ttl_hours,
@@ -271,7 +271,7 @@ class ExecutionCache:
         removed_expired = 0
         kept: list[EntryInfo] = []
         for info in self.scan():
-            if self._is_expired(info, now) and unlink(info.path):
+            if self.is_expired(info, now) and unlink(info.path):
                 removed_expired += 1
             else:
                 kept.append(info)
@@ -287,7 +287,8 @@ class ExecutionCache:
             remove_stale_temp_files(directory, now)
         return {"expired": removed_expired, "evicted": evicted, "remaining": len(kept) - evicted}
 
-    def _is_expired(self, info: EntryInfo, now: float) -> bool:
+    def is_expired(self, info: EntryInfo, now: float) -> bool:
+        """Whether a scanned entry is past this cache's TTL (by the time in its id)."""
         return (now - info.created) / 3600.0 > self.ttl_hours
 
     def clear(self) -> int:
