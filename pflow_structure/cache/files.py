@@ -174,39 +174,31 @@ def remove_symlink(path: Path) -> None:
 
 def scan_entries(directory: Path) -> Iterator[EntryInfo]:
     """Every regular entry file in ``directory`` whose name is a valid id (symlinks skipped)."""
-    try:
-        iterator = os.scandir(directory)
-    except OSError:
-        return
-    with iterator:
-        for item in iterator:
-            name = item.name
-            if not name.endswith(ENTRY_SUFFIX) or not is_valid_execution_id(name[: -len(ENTRY_SUFFIX)]):
-                continue
-            try:
-                info = item.stat(follow_symlinks=False)
-            except OSError:
-                continue
-            if not stat.S_ISREG(info.st_mode):
-                continue
-            execution_id = name[: -len(ENTRY_SUFFIX)]
+    for item, info in _listing(directory):
+        execution_id = item.name[: -len(ENTRY_SUFFIX)]
+        if item.name.endswith(ENTRY_SUFFIX) and is_valid_execution_id(execution_id) and stat.S_ISREG(info.st_mode):
             yield EntryInfo(execution_id, Path(item.path), info.st_size, float(execution_id.split("-")[1]))
 
 
 def remove_stale_temp_files(directory: Path, now: float) -> None:
     """Delete temporary files left behind by a writer that died more than an hour ago."""
+    for item, info in _listing(directory):
+        if item.name.startswith(TEMP_PREFIX) and now - info.st_mtime > _STALE_TEMP_SECONDS:
+            unlink(Path(item.path))
+
+
+def _listing(directory: Path) -> Iterator[tuple[os.DirEntry[str], os.stat_result]]:
+    """The entries of ``directory`` with their lstat; nothing when it cannot be read."""
     try:
         iterator = os.scandir(directory)
     except OSError:
         return
     with iterator:
         for item in iterator:
-            if item.name.startswith(TEMP_PREFIX):
-                try:
-                    if now - item.stat(follow_symlinks=False).st_mtime > _STALE_TEMP_SECONDS:
-                        os.unlink(item.path)
-                except OSError:
-                    continue
+            try:
+                yield item, item.stat(follow_symlinks=False)
+            except OSError:
+                continue
 
 
 def unlink(path: Path) -> bool:
