@@ -106,9 +106,7 @@ def store_outputs(
     if not isinstance(outputs, dict):
         outputs = {"result": outputs}  # a bare value is listed and read back as "result"
     encoded = encode_value(outputs)
-    # Params are stored too, so they get the same encoding (NaN, bytes, datetimes) as outputs.
-    safe_params = encode_value(dict(params)).value
-    stored = cache.put(node_type, safe_params, encoded.value, binary_paths=encoded.binary_paths, notes=encoded.notes)
+    stored = cache.put(node_type, dict(params), encoded.value, binary_paths=encoded.binary_paths, notes=encoded.notes)
     inferred = infer_structure(encoded.value, binary_paths=encoded.binary_paths, max_paths=settings.max_paths)
     result: dict[str, Any] = {
         "execution_id": stored.execution_id,

@@ -120,11 +120,17 @@ def test_output_with_a_lone_surrogate_is_stored_as_utf8_and_reads_back(tmp_path:
     assert cache.get(stored.execution_id).outputs == {"stdout": "name-\udcff-é"}
 
 
-def test_params_that_are_not_json_are_stored_as_text(tmp_path: Path) -> None:
+def test_params_that_are_not_json_are_stored_as_the_encoder_writes_outputs(tmp_path: Path) -> None:
     cache = _cache(tmp_path)
-    params = {"path": Path("/x/y.json"), "ratio": float("nan"), 3: (1, 2), "raw": b"ab"}
+    params = {"path": Path("/x/y.json"), "ratio": float("nan"), 3: (1, 2), "raw": b"ab", "big": 10**5000}
     stored = cache.put("read-json", params, {"result": 1})
-    assert cache.get(stored.execution_id).params == {"path": "/x/y.json", "ratio": "nan", "3": [1, 2], "raw": "b'ab'"}
+    assert cache.get(stored.execution_id).params == {
+        "path": "/x/y.json",
+        "ratio": "NaN",
+        "3": [1, 2],
+        "raw": "YWI=",
+        "big": hex(10**5000),
+    }
 
 
 def test_self_referencing_params_do_not_fail_the_put(tmp_path: Path) -> None:

@@ -8,8 +8,6 @@ import math
 from dataclasses import dataclass, field
 from typing import Any
 
-from pflow_structure.cache.masking import MAX_DEPTH, TOO_DEEP
-
 FORMAT_VERSION = 1
 _REQUIRED = ("execution_id", "node_type", "timestamp", "ttl_hours", "outputs")
 
@@ -99,27 +97,6 @@ def _is_path(value: Any) -> bool:
     return isinstance(value, list) and all(
         isinstance(part, str) or (isinstance(part, int) and not isinstance(part, bool)) for part in value
     )
-
-
-def json_safe(value: Any, depth: int = 0) -> Any:
-    """Parameters as plain JSON: they are stored for reference, so an odd one must not fail a run.
-
-    Keys become strings, tuples and sets lists, NaN and other objects their ``str()``.
-    """
-    if value is None or isinstance(value, (str, bool, int)):
-        return value
-    if isinstance(value, float):
-        return value if math.isfinite(value) else str(value)
-    if depth >= MAX_DEPTH:
-        return TOO_DEEP
-    if isinstance(value, dict):
-        return {str(k): json_safe(v, depth + 1) for k, v in value.items()}
-    if isinstance(value, (list, tuple, set, frozenset)):
-        return [json_safe(item, depth + 1) for item in value]
-    try:
-        return str(value)
-    except Exception:  # a broken __str__ of a parameter object must not fail the run
-        return f"<{type(value).__name__}>"
 
 
 def format_timestamp(seconds: float) -> str:

@@ -20,7 +20,6 @@ from pflow_structure.cache.entry import (
     FORMAT_VERSION,
     CacheEntry,
     format_timestamp,
-    json_safe,
     parse_entry,
     serialise_entry,
 )
@@ -159,6 +158,8 @@ class ExecutionCache:
     ) -> StoredExecution | None:
         """One attempt with a fresh id; None when that id is already taken."""
         execution_id = new_execution_id(now)
+        from pflow_structure.encoding import encode_value  # write path only
+
         try:
             data = serialise_entry(
                 CacheEntry(
@@ -166,7 +167,9 @@ class ExecutionCache:
                     node_type=node_type,
                     timestamp=format_timestamp(now),
                     ttl_hours=self.ttl_hours,
-                    params=json_safe(mask_secrets(params)),
+                    # Params are stored for reference: any value becomes JSON (one encoder for
+                    # params and outputs), then secrets are masked on the plain JSON.
+                    params=mask_secrets(encode_value(params).value),
                     outputs=outputs,
                     binary_paths=[list(p) for p in binary_paths],
                     notes=list(notes),
