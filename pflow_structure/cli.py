@@ -19,6 +19,7 @@ from typing import Any, TypeVar
 import click
 
 from pflow_structure import __version__
+from pflow_structure.cli_fast import ReadFieldsArgs, format_json, read_fields_output, safe_text
 
 F = TypeVar("F", bound=Callable[..., Any])
 CONTEXT_SETTINGS = {"help_option_names": ["-h", "--help"], "max_content_width": 100}
@@ -55,25 +56,12 @@ def _fails_cleanly(command: F) -> F:
 
 
 def _echo_json(value: Any) -> None:
-    text = json.dumps(value, ensure_ascii=False, indent=2, default=_json_default)
-    try:
-        text.encode("utf-8")
-    except UnicodeEncodeError:  # a lone surrogate is not valid UTF-8: escape it, keep the JSON valid
-        text = json.dumps(value, indent=2, default=_json_default)
-    click.echo(text)
+    click.echo(format_json(value))
 
 
 def _echo_text(text: str) -> None:
     """Print text; a lone surrogate (from a non-UTF-8 key or value) is shown escaped, not a crash."""
-    click.echo(text.encode("utf-8", "backslashreplace").decode("utf-8"))
-
-
-def _json_default(value: Any) -> Any:
-    if isinstance(value, (bytes, bytearray)):
-        import base64
-
-        return base64.b64encode(value).decode("ascii")
-    raise TypeError(f"cannot encode {type(value).__name__}")
+    click.echo(safe_text(text))
 
 
 @click.group(context_settings=CONTEXT_SETTINGS)
@@ -199,22 +187,15 @@ def read_fields_command(
 
     A path that resolves to nothing prints null and says why.
     """
-    from pflow_structure.render.fields_text import render_fields_text
-    from pflow_structure.service import read_fields_detailed
-
-    readout = read_fields_detailed(execution_id, list(paths), limit=limit, offset=offset, settings=_settings(ctx))
-    if as_json:
-        _echo_json(readout.values)
-        for reason in readout.errors.values():
-            click.echo(f"note: {reason}", err=True)
-    else:
-        # An explicit --limit is shown in full; without one, text shows the first 20 items.
-        max_items = None if limit is not None else 20
-        text = render_fields_text(
-            readout.values, readout.errors, readout.totals, offset=offset, max_items=max_items, missing=readout.missing
-        )
-        if text:
-            _echo_text(text)
+    # The console script reads plain read-fields calls without click (cli_fast); both print
+    # through read_fields_output, so the two paths cannot drift apart.
+    cache_dir = ctx.find_root().params.get("cache_dir")
+    args = ReadFieldsArgs(execution_id, list(paths), as_json=as_json, limit=limit, offset=offset, cache_dir=cache_dir)
+    stdout, notes = read_fields_output(args)
+    if stdout:
+        _echo_text(stdout)
+    for note in notes:
+        click.echo(safe_text(note), err=True)
 
 
 @main.command(context_settings=CONTEXT_SETTINGS)

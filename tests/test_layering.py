@@ -11,7 +11,7 @@ import pytest
 
 PACKAGE = Path(__file__).resolve().parent.parent / "pflow_structure"
 CORE = ("paths", "encoding", "structure", "errors", "cache", "render", "filtering", "discovery")
-ADAPTERS = ("cli", "mcp", "service", "wrapper", "integrations", "settings", "registry", "nodes")
+ADAPTERS = ("cli", "cli_fast", "mcp", "service", "wrapper", "integrations", "settings", "registry", "nodes")
 THIRD_PARTY_HOME = {
     "click": {"cli"},
     "mcp": {"mcp"},

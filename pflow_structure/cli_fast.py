@@ -1,0 +1,162 @@
+"""The ``pflow-structure`` entry point, with a click-free path for ``read-fields``.
+
+Agents call ``read-fields`` far more often than anything else, and importing click costs
+about as much as the rest of the command (40-70 ms here). This module reads the plain forms
+of that one command itself::
+
+    pflow-structure [--cache-dir DIR] read-fields ID [PATH...] [--json] [--limit N] [--offset N]
+
+and hands everything else (help, any other command, anything unusual such as ``--``, a
+bad number or an unknown option) to the click CLI in :mod:`pflow_structure.cli`, which owns
+help texts and usage errors. Both paths print through the functions below, and a test
+checks that they give the same output, errors and exit codes.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import sys
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+_NUMBER = re.compile(r"[0-9]+")
+TEXT_MAX_ITEMS = 20
+
+
+@dataclass
+class ReadFieldsArgs:
+    """The arguments of one ``read-fields`` call."""
+
+    execution_id: str
+    paths: list[str]
+    as_json: bool = False
+    limit: int | None = None
+    offset: int = 0
+    cache_dir: str | None = None
+
+
+def main() -> None:
+    """Console entry point: ``read-fields`` without click when it can, the click CLI otherwise."""
+    args = parse_read_fields(sys.argv[1:])
+    if args is not None:
+        sys.exit(run_read_fields(args))
+    from pflow_structure.cli import main as click_main
+
+    click_main(prog_name="pflow-structure")
+
+
+def parse_read_fields(argv: Sequence[str]) -> ReadFieldsArgs | None:
+    """The arguments of a plain ``read-fields`` call, or None to let click handle ``argv``."""
+    tokens = list(argv)
+    cache_dir, tokens = _global_options(tokens)
+    if tokens[:1] != ["read-fields"]:
+        return None
+    options: dict[str, Any] = {"as_json": False, "limit": None, "offset": 0}
+    positional: list[str] = []
+    rest = tokens[1:]
+    while rest:
+        token = rest.pop(0)
+        if token == "--json":
+            options["as_json"] = True
+        elif token.split("=", 1)[0] in ("--limit", "--offset"):
+            name, equals, value = token.partition("=")
+            if not equals:
+                if not rest:
+                    return None
+                value = rest.pop(0)
+            if not _NUMBER.fullmatch(value):
+                return None  # click words the usage error
+            options[name[2:]] = int(value)
+        elif token.startswith("-") and token != "-":
+            return None  # --help, --, an unknown option: click's business
+        else:
+            positional.append(token)
+    if not positional:
+        return None
+    return ReadFieldsArgs(positional[0], positional[1:], cache_dir=cache_dir, **options)
+
+
+def _global_options(tokens: list[str]) -> tuple[str | None, list[str]]:
+    cache_dir = None
+    while tokens and tokens[0].split("=", 1)[0] == "--cache-dir":
+        _, equals, value = tokens[0].partition("=")
+        if equals:
+            cache_dir, tokens = value, tokens[1:]
+        elif len(tokens) > 1:
+            cache_dir, tokens = tokens[1], tokens[2:]
+        else:
+            return None, tokens
+    return cache_dir, tokens
+
+
+def run_read_fields(args: ReadFieldsArgs) -> int:
+    """Run ``read-fields``; print like the click command does; return the exit code."""
+    from pflow_structure.errors import StructureError
+
+    try:
+        stdout, notes = read_fields_output(args)
+    except StructureError as exc:
+        write_text(f"Error: {exc}", err=True)
+        return 1
+    if stdout:
+        write_text(stdout)
+    for note in notes:
+        write_text(note, err=True)
+    return 0
+
+
+def read_fields_output(args: ReadFieldsArgs) -> tuple[str, list[str]]:
+    """What ``read-fields`` prints: the text (or JSON) for stdout and notes for stderr."""
+    from pflow_structure.service import read_fields_detailed
+    from pflow_structure.settings import Settings
+
+    settings = Settings.from_env()
+    if args.cache_dir:
+        from dataclasses import replace
+        from pathlib import Path
+
+        settings = replace(settings, cache_dir=Path(args.cache_dir).expanduser())
+    readout = read_fields_detailed(
+        args.execution_id, args.paths, limit=args.limit, offset=args.offset, settings=settings
+    )
+    if args.as_json:
+        return format_json(readout.values), [f"note: {reason}" for reason in readout.errors.values()]
+    from pflow_structure.render.fields_text import render_fields_text
+
+    # An explicit --limit is shown in full; without one, text shows the first 20 items.
+    max_items = None if args.limit is not None else TEXT_MAX_ITEMS
+    text = render_fields_text(
+        readout.values, readout.errors, readout.totals, offset=args.offset, max_items=max_items, missing=readout.missing
+    )
+    return text, []
+
+
+def format_json(value: Any) -> str:
+    """Indented JSON; bytes as base64; a lone surrogate escaped so the output stays valid UTF-8."""
+    text = json.dumps(value, ensure_ascii=False, indent=2, default=_json_default)
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        text = json.dumps(value, indent=2, default=_json_default)
+    return text
+
+
+def _json_default(value: Any) -> Any:
+    if isinstance(value, (bytes, bytearray)):
+        import base64
+
+        return base64.b64encode(value).decode("ascii")
+    raise TypeError(f"cannot encode {type(value).__name__}")
+
+
+def safe_text(text: str) -> str:
+    """A lone surrogate (from a non-UTF-8 key or value) shown escaped instead of crashing the print."""
+    return text.encode("utf-8", "backslashreplace").decode("utf-8")
+
+
+def write_text(text: str, *, err: bool = False) -> None:
+    stream = sys.stderr if err else sys.stdout
+    stream.write(safe_text(text) + "\n")
+    stream.flush()

@@ -1,0 +1,110 @@
+"""The click-free read-fields path prints exactly what the click command prints.
+
+``pflow-structure read-fields`` is what agents call most, so the console script reads its
+plain forms without importing click (pflow_structure.cli_fast); anything else goes to click.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from pflow_structure.cli_fast import ReadFieldsArgs, parse_read_fields, run_read_fields
+from tests.test_cli import invoke, run_issues
+
+EXAMPLE_ID = "exec-1763463202-0cd0c8fe"
+
+
+def _cases(execution_id: str, cache_dir: str) -> list[list[str]]:
+    return [
+        ["read-fields", execution_id, "result[0].title"],
+        ["read-fields", execution_id, "result[*].number", "--limit", "3"],
+        ["read-fields", execution_id, "result[*].number", "--limit=3", "--offset=98"],
+        ["read-fields", execution_id, "result[*].milestone.title"],
+        ["read-fields", execution_id, "result[0].titel", "result[", "result[500].x", "result[0].pull_request.url"],
+        ["read-fields", execution_id, "result[0].title", "result[0].labels", "--json"],
+        ["read-fields", execution_id, "--json", "result[9999].x", "result[*].id", "--offset", "99"],
+        ["read-fields", execution_id, "$..milestone.title", "--limit", "2"],
+        ["read-fields", execution_id, "result[?(@.state=='open')].number", "--limit", "0"],
+        ["read-fields", execution_id],
+        ["read-fields", "exec-1-../../etc/passwd", "x"],
+        ["read-fields", EXAMPLE_ID, "result"],
+        ["--cache-dir", cache_dir, "read-fields", execution_id, "result[0].number"],
+        [f"--cache-dir={cache_dir}", "read-fields", execution_id, "result[1].number"],
+        ["--cache-dir", cache_dir + "-elsewhere", "read-fields", execution_id, "result[1].number"],
+    ]
+
+
+def test_the_fast_path_prints_what_click_prints(capsys: pytest.CaptureFixture[str], isolated_cache: Path) -> None:
+    execution_id = run_issues()
+    for argv in _cases(execution_id, str(isolated_cache)):
+        args = parse_read_fields(argv)
+        assert args is not None, argv
+        code = run_read_fields(args)
+        fast = capsys.readouterr()
+        slow = invoke(*argv)
+        assert (code, fast.out, fast.err) == (slow.exit_code, slow.stdout, slow.stderr), argv
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        [],
+        ["--help"],
+        ["read-fields"],
+        ["read-fields", "--help"],
+        ["read-fields", EXAMPLE_ID, "x", "-h"],
+        ["read-fields", EXAMPLE_ID, "x", "--limit", "-1"],
+        ["read-fields", EXAMPLE_ID, "x", "--limit"],
+        ["read-fields", EXAMPLE_ID, "x", "--limit=", "y"],
+        ["read-fields", EXAMPLE_ID, "x", "--offset", "two"],
+        ["read-fields", EXAMPLE_ID, "--", "x"],
+        ["read-fields", EXAMPLE_ID, "x", "--bogus"],
+        ["read-fields", EXAMPLE_ID, "x", "--json=yes"],
+        ["--cache-dir"],
+        ["--cache-dir", "d"],
+        ["--verbose", "read-fields", EXAMPLE_ID, "x"],
+        ["run", "read-json", "path=x.json"],
+        ["cache", "list"],
+    ],
+)
+def test_anything_unusual_goes_to_click(argv: list[str]) -> None:
+    assert parse_read_fields(argv) is None
+
+
+def test_plain_forms_are_parsed() -> None:
+    argv = ["--cache-dir=/c", "read-fields", EXAMPLE_ID, "a", "--json", "b", "--limit=5", "--offset", "2", "-"]
+    assert parse_read_fields(argv) == ReadFieldsArgs(
+        EXAMPLE_ID, ["a", "b", "-"], as_json=True, limit=5, offset=2, cache_dir="/c"
+    )
+
+
+def test_the_console_script_reads_fields_without_importing_click(isolated_cache: Path) -> None:
+    execution_id = run_issues()
+    code = (
+        "import sys; sys.argv = ['pflow-structure', 'read-fields', sys.argv[1], 'result[0].number'];"
+        "from pflow_structure.cli_fast import main\n"
+        "try:\n    main()\nexcept SystemExit as exit:\n"
+        "    print('click' in sys.modules, exit.code, file=sys.stderr)"
+    )
+    env = {**os.environ, "PFLOW_STRUCTURE_CACHE_DIR": str(isolated_cache)}
+    result = subprocess.run([sys.executable, "-c", code, execution_id], capture_output=True, text=True, env=env)
+    assert (result.stdout, result.stderr) == ("result[0].number: 150\n", "False 0\n")
+
+
+def test_python_dash_m_uses_the_same_entry_point(isolated_cache: Path) -> None:
+    execution_id = run_issues()
+    env = {**os.environ, "PFLOW_STRUCTURE_CACHE_DIR": str(isolated_cache)}
+    result = subprocess.run(
+        [sys.executable, "-m", "pflow_structure", "read-fields", execution_id, "result[1].number"],
+        capture_output=True,
+        text=True,
+        env=env,
+    )
+    assert (result.returncode, result.stdout) == (0, "result[1].number: 149\n")
+    help_text = subprocess.run([sys.executable, "-m", "pflow_structure", "--help"], capture_output=True, text=True)
+    assert help_text.stdout.startswith("Usage: pflow-structure [OPTIONS] COMMAND [ARGS]...")
