@@ -33,9 +33,7 @@ def _settings(ctx: click.Context) -> Any:
     settings = Settings.from_env()
     cache_dir = ctx.find_root().params.get("cache_dir")
     if cache_dir:
-        from dataclasses import replace
-
-        settings = replace(settings, cache_dir=Path(cache_dir).expanduser())
+        settings = settings.replace(cache_dir=Path(cache_dir).expanduser())
     return settings
 
 
@@ -103,15 +101,13 @@ def run(ctx: click.Context, node: str, params: Sequence[str], as_json: bool, max
       pflow-structure run read-json path=examples/data/github_issues.json
       pflow-structure run shell command='gh api repos/o/r/issues'
     """
-    from dataclasses import replace
-
     from pflow_structure.render.structure_text import render_structure_text
     from pflow_structure.service import registry_run
 
     parameters = parse_params(params)
     settings = _settings(ctx)
     if max_paths:
-        settings = replace(settings, max_paths=max_paths)
+        settings = settings.replace(max_paths=max_paths)
     result = registry_run(node, parameters, settings=settings)
     if as_json:
         _echo_json(result)

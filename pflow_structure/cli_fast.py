@@ -18,15 +18,13 @@ import json
 import re
 import sys
 from collections.abc import Sequence
-from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 _NUMBER = re.compile(r"[0-9]+")
 TEXT_MAX_ITEMS = 20
 
 
-@dataclass
-class ReadFieldsArgs:
+class ReadFieldsArgs(NamedTuple):
     """The arguments of one ``read-fields`` call."""
 
     execution_id: str
@@ -114,10 +112,9 @@ def read_fields_output(args: ReadFieldsArgs) -> tuple[str, list[str]]:
 
     settings = Settings.from_env()
     if args.cache_dir:
-        from dataclasses import replace
         from pathlib import Path
 
-        settings = replace(settings, cache_dir=Path(args.cache_dir).expanduser())
+        settings = settings.replace(cache_dir=Path(args.cache_dir).expanduser())
     readout = read_fields_detailed(
         args.execution_id, args.paths, limit=args.limit, offset=args.offset, settings=settings
     )

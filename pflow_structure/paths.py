@@ -19,8 +19,7 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass
-from typing import Any, Final
+from typing import Any, Final, NamedTuple
 
 from pflow_structure.errors import PathNotFoundError, PathSyntaxError
 
@@ -221,8 +220,7 @@ class _Parser:
         return re.sub(r"\\(['\\])", r"\1", literal[1:-1])
 
 
-@dataclass(frozen=True)
-class Match:
+class Match(NamedTuple):
     """One value a path reached, with the concrete path (no wildcards) where it sits."""
 
     path: ConcretePath

@@ -7,8 +7,7 @@ returns chosen values. Adapters translate arguments and errors; the logic lives 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, NamedTuple
 
 from pflow_structure.binary import restore_binary
 from pflow_structure.cache.store import ExecutionCache
@@ -137,15 +136,15 @@ def _summarise(notes: Sequence[str], execution_id: str) -> list[str]:
     return [*notes[:MAX_NOTES_SHOWN], f"... and {rest} more like these (all are in the cache entry {execution_id})"]
 
 
-@dataclass
-class FieldReadout:
-    """Values read from one execution, why some are None, and totals for paged wildcards."""
+class FieldReadout(NamedTuple):
+    """Values read from one execution, why some are None, totals for paged wildcards and
+    how many items of a wildcard lack the path."""
 
     execution_id: str
-    values: dict[str, Any] = field(default_factory=dict)
-    errors: dict[str, str] = field(default_factory=dict)
-    totals: dict[str, int] = field(default_factory=dict)
-    missing: dict[str, int] = field(default_factory=dict)
+    values: dict[str, Any]
+    errors: dict[str, str]
+    totals: dict[str, int]
+    missing: dict[str, int]
 
 
 def read_fields(
@@ -190,7 +189,7 @@ def read_fields_detailed(
     if cache is None:
         cache = (settings or Settings.from_env()).cache()
     entry = cache.get(execution_id)
-    readout = FieldReadout(execution_id)
+    readout = FieldReadout(execution_id, {}, {}, {}, {})
     for path in field_paths:
         key = path if isinstance(path, str) else repr(path)
         try:

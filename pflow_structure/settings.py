@@ -16,8 +16,8 @@ import math
 import os
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from pflow_structure.cache.store import DEFAULT_MAX_BYTES, DEFAULT_TTL_HOURS, ExecutionCache, default_cache_dir
 from pflow_structure.errors import ParameterError
@@ -30,14 +30,49 @@ ENV_MAX_PATHS = "PFLOW_STRUCTURE_MAX_PATHS"
 _UNITS = {"": 1, "b": 1, "kb": 1024, "mb": 1024**2, "gb": 1024**3, "tb": 1024**4}
 
 
-@dataclass(frozen=True)
 class Settings:
-    """Configuration for one service call; adapters build it once."""
+    """Configuration for one service call; adapters build it once.
 
-    cache_dir: Path = field(default_factory=default_cache_dir)
-    ttl_hours: float = DEFAULT_TTL_HOURS
-    max_cache_bytes: int = DEFAULT_MAX_BYTES
-    max_paths: int = DEFAULT_MAX_PATHS
+    A plain class rather than a dataclass: ``dataclasses`` imports ``inspect``, which is a
+    tenth of ``read-fields``' start-up.
+    """
+
+    __slots__ = ("cache_dir", "max_cache_bytes", "max_paths", "ttl_hours")
+
+    def __init__(
+        self,
+        cache_dir: Path | None = None,
+        ttl_hours: float = DEFAULT_TTL_HOURS,
+        max_cache_bytes: int = DEFAULT_MAX_BYTES,
+        max_paths: int = DEFAULT_MAX_PATHS,
+    ) -> None:
+        self.cache_dir = Path(cache_dir) if cache_dir is not None else default_cache_dir()
+        self.ttl_hours = ttl_hours
+        self.max_cache_bytes = max_cache_bytes
+        self.max_paths = max_paths
+
+    def _fields(self) -> tuple[Path, float, int, int]:
+        return (self.cache_dir, self.ttl_hours, self.max_cache_bytes, self.max_paths)
+
+    def replace(self, **changes: Any) -> Settings:
+        """A copy with some fields changed: ``settings.replace(max_paths=50)``."""
+        fields = dict(zip(("cache_dir", "ttl_hours", "max_cache_bytes", "max_paths"), self._fields(), strict=True))
+        unknown = set(changes) - set(fields)
+        if unknown:
+            raise TypeError(f"Settings has no field {sorted(unknown)[0]!r}")
+        return Settings(**{**fields, **changes})
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Settings) and self._fields() == other._fields()
+
+    def __hash__(self) -> int:
+        return hash(self._fields())
+
+    def __repr__(self) -> str:
+        return (
+            f"Settings(cache_dir={self.cache_dir!r}, ttl_hours={self.ttl_hours!r}, "
+            f"max_cache_bytes={self.max_cache_bytes!r}, max_paths={self.max_paths!r})"
+        )
 
     @classmethod
     def from_env(cls, env: Mapping[str, str] | None = None) -> Settings:

@@ -12,8 +12,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 from pflow_structure.paths import WILDCARD, Segment, format_path, is_plain_key, parse_json_text
 
@@ -203,8 +202,7 @@ def _decoded_length(text: str) -> int:
     return len(text) * 3 // 4 - text[-2:].count("=")
 
 
-@dataclass
-class InferredStructure:
+class InferredStructure(NamedTuple):
     """A structure: template path → statistics, plus counts."""
 
     structure: dict[str, dict[str, Any]]
@@ -246,16 +244,26 @@ def infer_structure(
     return InferredStructure(structure=structure, field_count=field_count, total_paths=len(records))
 
 
-@dataclass
 class _Record:
     """One path to list; its entry dict is built only if the path survives the cap."""
 
-    segments: tuple[Segment, ...]
-    node: FieldStats
-    parents: int
-    dynamic_keys: int
-    leaves: int  # leaf paths this record stands for: 1 for a leaf, all below for a "same keys as"
-    same_as: tuple[Segment, ...] | None = None
+    __slots__ = ("dynamic_keys", "leaves", "node", "parents", "same_as", "segments")
+
+    def __init__(
+        self,
+        segments: tuple[Segment, ...],
+        node: FieldStats,
+        parents: int,
+        dynamic_keys: int,
+        leaves: int,  # leaf paths this record stands for: 1 for a leaf, all below for a "same keys as"
+        same_as: tuple[Segment, ...] | None = None,
+    ) -> None:
+        self.segments = segments
+        self.node = node
+        self.parents = parents
+        self.dynamic_keys = dynamic_keys
+        self.leaves = leaves
+        self.same_as = same_as
 
 
 # A dict whose keys and types repeat one listed before (GitHub's user object under user,

@@ -100,3 +100,15 @@ def test_cli_start_up_does_not_load_heavy_or_unneeded_modules() -> None:
     )
     loaded = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.strip()
     assert loaded == ""
+
+
+def test_the_read_path_does_not_load_click_or_dataclasses() -> None:
+    """read-fields is what agents call most: click and dataclasses (which loads inspect) stay out."""
+    code = (
+        "import sys, pflow_structure.cli_fast, pflow_structure.service, pflow_structure.settings,"
+        " pflow_structure.render.fields_text;"
+        "print(','.join(sorted(m for m in ('click','dataclasses','inspect','pocketflow','jsonpath_ng')"
+        " if m in sys.modules)))"
+    )
+    loaded = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.strip()
+    assert loaded == ""

@@ -5,15 +5,13 @@ from __future__ import annotations
 import datetime as _dt
 import json
 import math
-from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, NamedTuple
 
 FORMAT_VERSION = 1
 _REQUIRED = ("execution_id", "node_type", "timestamp", "ttl_hours", "outputs")
 
 
-@dataclass
-class CacheEntry:
+class CacheEntry(NamedTuple):
     """One stored execution."""
 
     execution_id: str
@@ -22,8 +20,8 @@ class CacheEntry:
     ttl_hours: float
     params: Any
     outputs: Any
-    binary_paths: list[list[str | int]] = field(default_factory=list)
-    notes: list[str] = field(default_factory=list)
+    binary_paths: list[list[str | int]]
+    notes: list[str]
 
     def age_hours(self, now: float) -> float:
         return (now - parse_timestamp(self.timestamp)) / 3600.0

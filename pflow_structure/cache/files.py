@@ -10,8 +10,8 @@ import errno
 import os
 import stat
 from collections.abc import Iterator
-from dataclasses import dataclass
 from pathlib import Path
+from typing import NamedTuple
 
 from pflow_structure.cache.ids import is_valid_execution_id
 from pflow_structure.errors import CacheWriteError
@@ -25,8 +25,7 @@ _CLOEXEC = getattr(os, "O_CLOEXEC", 0)
 _NONBLOCK = getattr(os, "O_NONBLOCK", 0)
 
 
-@dataclass
-class EntryInfo:
+class EntryInfo(NamedTuple):
     """A cache file seen by a directory scan (no JSON parsing)."""
 
     execution_id: str

@@ -12,9 +12,8 @@ from __future__ import annotations
 import os
 import time
 from collections.abc import Callable, Iterator, Sequence
-from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 from pflow_structure.cache.entry import (
     FORMAT_VERSION,
@@ -74,13 +73,12 @@ def fallback_cache_dir() -> Path:
     return Path(tempfile.gettempdir()) / f"pflow-structure-{uid}" / "node-executions"
 
 
-@dataclass
-class StoredExecution:
+class StoredExecution(NamedTuple):
     """What :meth:`ExecutionCache.put` did: the id, where it went, and any warnings."""
 
     execution_id: str
     path: Path | None
-    warnings: list[str] = field(default_factory=list)
+    warnings: list[str]
 
     @property
     def cached(self) -> bool:
