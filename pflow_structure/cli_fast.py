@@ -38,11 +38,39 @@ class ReadFieldsArgs(NamedTuple):
 def main() -> None:
     """Console entry point: ``read-fields`` without click when it can, the click CLI otherwise."""
     args = parse_read_fields(sys.argv[1:])
-    if args is not None:
-        sys.exit(run_read_fields(args))
+    if args is not None and _cache_dir_is_usable(args.cache_dir):
+        sys.exit(_run_like_click(args))
     from pflow_structure.cli import main as click_main
 
     click_main(prog_name="pflow-structure")
+
+
+def _cache_dir_is_usable(cache_dir: str | None) -> bool:
+    """click checks --cache-dir (and its environment variable) before the command runs and
+    words the usage error; leave a path that exists but is no readable directory to it."""
+    import os
+
+    path = cache_dir if cache_dir is not None else os.environ.get("PFLOW_STRUCTURE_CACHE_DIR")
+    if not path or not os.path.exists(path):
+        return True
+    return os.path.isdir(path) and os.access(path, os.R_OK)
+
+
+def _run_like_click(args: ReadFieldsArgs) -> int:
+    """Run, ending the way click ends a command: Ctrl-C prints Aborted!, a closed pipe is quiet."""
+    try:
+        return run_read_fields(args)
+    except KeyboardInterrupt:
+        sys.stderr.write("\nAborted!\n")
+        return 1
+    except BrokenPipeError:
+        import contextlib
+        import os
+
+        # The reader went away (| head): stop quietly, and keep Python's exit flush from failing.
+        with contextlib.suppress(OSError, ValueError):
+            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 1
 
 
 def parse_read_fields(argv: Sequence[str]) -> ReadFieldsArgs | None:
@@ -64,7 +92,7 @@ def parse_read_fields(argv: Sequence[str]) -> ReadFieldsArgs | None:
                 if not rest:
                     return None
                 value = rest.pop(0)
-            if not _NUMBER.fullmatch(value):
+            if len(value) > 18 or not _NUMBER.fullmatch(value):
                 return None  # click words the usage error
             options[name[2:]] = int(value)
         elif token.startswith("-") and token != "-":
@@ -155,5 +183,10 @@ def safe_text(text: str) -> str:
 
 def write_text(text: str, *, err: bool = False) -> None:
     stream = sys.stderr if err else sys.stdout
-    stream.write(safe_text(text) + "\n")
+    line = safe_text(text) + "\n"
+    try:
+        stream.write(line)
+    except UnicodeEncodeError:  # a terminal that is not UTF-8: write UTF-8 bytes, as click does
+        stream.flush()
+        stream.buffer.write(line.encode("utf-8"))
     stream.flush()

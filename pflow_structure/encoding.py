@@ -200,7 +200,14 @@ def _sorted(items: Iterable[Any]) -> list[Any]:
 
 
 def _object_attributes(value: Any) -> dict[str, Any] | None:
-    """Public attributes of an object, or None when it has none worth showing."""
+    """Public attributes of an object, or None when it has none worth showing (then its repr)."""
+    try:
+        return _attributes_of(value)
+    except Exception:  # a __getattr__ that raises KeyError, a property that fails: show the repr
+        return None
+
+
+def _attributes_of(value: Any) -> dict[str, Any] | None:
     model_dump = getattr(value, "model_dump", None)
     if callable(model_dump) and not isinstance(value, type):
         try:

@@ -226,6 +226,7 @@ class Match(NamedTuple):
     path: ConcretePath
     value: Any
     missing: bool = False  # a None placeholder for a list item that lacks the rest of a [*] path
+    reason: PathNotFoundError | None = None  # why it is missing
 
 
 def resolve(root: Any, path: str) -> tuple[list[Match], bool]:
@@ -242,16 +243,21 @@ def resolve(root: Any, path: str) -> tuple[list[Match], bool]:
     segments = parse_path(path)
     multi = any(isinstance(s, _Wildcard) for s in segments)
     try:
-        return list(_walk(root, segments, 0, (), path)), multi
+        matches = list(_walk(root, segments, 0, (), path))
+        if matches and all(m.missing for m in matches):
+            # Every item lacks the path: say why (and suggest) instead of a list of nulls.
+            raise matches[0].reason or _not_found(path, segments, 0, "no item has this path.")
     except PathNotFoundError as exc:
         raise _with_every_item_hint(root, segments, exc) from None
+    return matches, multi
 
 
 def _with_every_item_hint(root: Any, segments: Sequence[Segment], exc: PathNotFoundError) -> PathNotFoundError:
     """In a structure ``[0]`` stands for every item; when item 0 lacks what others have, say so."""
     if not any(isinstance(s, int) for s in segments[: exc.segment_index]):
         return exc
-    every = [WILDCARD if isinstance(s, int) else s for s in segments]
+    # Only the indices before the failing step stand for "every item"; [5] where it failed stays.
+    every = [WILDCARD if isinstance(s, int) and i < exc.segment_index else s for i, s in enumerate(segments)]
     try:
         found = [m for m in _walk(root, every, 0, (), exc.path) if not m.missing]
     except PathNotFoundError:
@@ -290,23 +296,14 @@ def _walk_wildcard(
         items = list(value.items())
     else:
         raise _not_found(text, segments, index, f"{_describe(value)} has no items for [*].")
-    results: list[list[Match] | PathNotFoundError] = []
+    # Items that lack the rest of the path give None, as jq does, so that two [*] paths over
+    # the same list line up item by item (result[*].number beside result[*].milestone.title),
+    # also when wildcards nest; resolve() raises when every value is missing.
     for key, item in items:
         try:
-            results.append(list(_walk(item, segments, index + 1, (*where, key), text)))
+            yield from _walk(item, segments, index + 1, (*where, key), text)
         except PathNotFoundError as exc:
-            results.append(exc)
-    errors = [r for r in results if isinstance(r, PathNotFoundError)]
-    if errors and len(errors) == len(results):
-        # Every item failed: report why (and the suggestions) instead of a list of nulls.
-        raise errors[0]
-    # Items that lack the path give None, as jq does, so that two [*] paths over the same
-    # list line up item by item (result[*].number beside result[*].milestone.title).
-    for (key, _), result in zip(items, results, strict=True):
-        if isinstance(result, PathNotFoundError):
-            yield Match((*where, key), None, missing=True)
-        else:
-            yield from result
+            yield Match((*where, key), None, missing=True, reason=exc)
 
 
 def _step(value: Any, segment: str | int, segments: Sequence[Segment], index: int, text: str) -> tuple[Any, Any]:

@@ -45,13 +45,13 @@ def run_node(node_type: str, params: dict[str, Any]) -> dict[str, Any]:
     spec = find_node(node_type)
     try:
         node = spec.load()()
-        node.set_params(params)
     except Exception as exc:  # a broken plugin: name where it comes from
         raise NodeExecutionError(
             node_type, exc, context=f"cannot load {spec.target} (from {spec.source}); reinstall or fix that package"
         ) from exc
     shared: dict[str, Any] = {}
     try:
+        node.set_params(params)
         if isinstance(node, AsyncNode):
             _run_coroutine(node._run_async(shared))
         else:

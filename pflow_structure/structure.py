@@ -290,7 +290,8 @@ class _Shapes:
     def _compute(self, node: FieldStats) -> tuple[Any, ...] | None:
         if node.depth_cut or (node.children and _is_dynamic(node)):
             return None
-        parts: list[Any] = []
+        # JSON held in a string is read differently from a dict: never "the same" as one.
+        parts: list[Any] = [("json text", bool(node.json_kinds))]
         for name, child in sorted(node.children.items()):
             child_shape = self.shape(child)
             if child_shape is None:
@@ -338,7 +339,7 @@ def _collect(
     )
     if node.children and not dynamic_keys:
         shape = shapes.shape(node)
-        if shape is not None and len(shape) >= SAME_SHAPE_MIN_FIELDS:
+        if shape is not None and len(shape) > SAME_SHAPE_MIN_FIELDS:  # the json-text marker + fields
             first = shapes.first.setdefault(shape, _Record(segments, node, parents, 0, 0))
             if first.segments != segments:
                 leaves = _count_leaves(node, segments, parents)

@@ -623,3 +623,28 @@ def test_a_directory_the_user_chose_keeps_its_mode(tmp_path: Path) -> None:
     directory.chmod(0o755)
     ExecutionCache(directory).put("node", {}, {"result": 1})
     assert stat.S_IMODE(directory.stat().st_mode) == 0o755
+
+
+def test_put_works_without_a_home_directory(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Containers started with a uid that has no passwd entry and no HOME: Path.home() raises."""
+
+    def no_home() -> Path:
+        raise RuntimeError("Could not determine home directory.")
+
+    monkeypatch.setattr(Path, "home", staticmethod(no_home))
+    stored = ExecutionCache(tmp_path / "c").put("node", {}, {"result": 1})
+    assert stored.path is not None
+
+
+def test_the_oversize_warning_is_given_once_and_only_for_a_stored_entry(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from pflow_structure.cache import store as store_module
+
+    ids = iter(["exec-1763463202-0cd0c8fe", "exec-1763463202-0cd0c8fe", "exec-1763463202-11111111"])
+    monkeypatch.setattr(store_module, "new_execution_id", lambda now=None: next(ids))
+    cache = ExecutionCache(tmp_path / "c", max_bytes=10, clock=lambda: 1763463202.0)
+    cache.put("node", {}, {"result": "first"})
+    second = cache.put("node", {}, {"result": "second"})
+    assert [w for w in second.warnings if "larger than the cache size cap" in w] == [second.warnings[0]]
+    assert len(second.warnings) == 1

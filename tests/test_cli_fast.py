@@ -62,6 +62,7 @@ def test_the_fast_path_prints_what_click_prints(capsys: pytest.CaptureFixture[st
         ["read-fields", EXAMPLE_ID, "x", "--limit"],
         ["read-fields", EXAMPLE_ID, "x", "--limit=", "y"],
         ["read-fields", EXAMPLE_ID, "x", "--offset", "two"],
+        ["read-fields", EXAMPLE_ID, "x", "--limit", "9" * 5000],
         ["read-fields", EXAMPLE_ID, "--", "x"],
         ["read-fields", EXAMPLE_ID, "x", "--bogus"],
         ["read-fields", EXAMPLE_ID, "x", "--json=yes"],
@@ -108,3 +109,47 @@ def test_python_dash_m_uses_the_same_entry_point(isolated_cache: Path) -> None:
     assert (result.returncode, result.stdout) == (0, "result[1].number: 149\n")
     help_text = subprocess.run([sys.executable, "-m", "pflow_structure", "--help"], capture_output=True, text=True)
     assert help_text.stdout.startswith("Usage: pflow-structure [OPTIONS] COMMAND [ARGS]...")
+
+
+def test_a_cache_dir_that_is_a_file_is_left_to_click(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from pflow_structure.cli_fast import _cache_dir_is_usable
+
+    a_file = tmp_path / "file"
+    a_file.write_text("x")
+    assert _cache_dir_is_usable(str(a_file)) is False
+    assert _cache_dir_is_usable(str(tmp_path / "missing")) is True
+    monkeypatch.setenv("PFLOW_STRUCTURE_CACHE_DIR", str(a_file))
+    assert _cache_dir_is_usable(None) is False
+    result = subprocess.run(
+        [sys.executable, "-m", "pflow_structure", "read-fields", EXAMPLE_ID, "x"],
+        capture_output=True,
+        text=True,
+        env={**os.environ},
+    )
+    assert result.returncode == 2
+    assert f"Directory '{a_file}' is a file." in result.stderr
+
+
+def test_a_closed_pipe_ends_quietly(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    """`read-fields ... | head`: the reader went away; exit 1 without a traceback, as click does."""
+    from pflow_structure import cli_fast
+
+    def closed_pipe(args: ReadFieldsArgs) -> int:
+        raise BrokenPipeError(32, "Broken pipe")
+
+    monkeypatch.setattr(cli_fast, "run_read_fields", closed_pipe)
+    assert cli_fast._run_like_click(ReadFieldsArgs(EXAMPLE_ID, ["x"])) == 1
+    assert capsys.readouterr().err == ""
+
+
+def test_ctrl_c_prints_aborted_as_click_does(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from pflow_structure import cli_fast
+
+    def interrupted(args: ReadFieldsArgs) -> int:
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(cli_fast, "run_read_fields", interrupted)
+    assert cli_fast._run_like_click(ReadFieldsArgs(EXAMPLE_ID, ["x"])) == 1
+    assert capsys.readouterr().err == "\nAborted!\n"

@@ -370,3 +370,17 @@ def test_very_deep_value_never_raises(depth: int) -> None:
         value = [value]
     encoded = encode_value({"v": value})
     assert encoded.notes == ["v" + "[0]" * 63 + ": <cut: nested deeper than 64 levels>"]
+
+
+def test_an_object_whose_getattr_raises_is_shown_by_its_repr() -> None:
+    class Config:
+        def __init__(self) -> None:
+            self.data: dict[str, int] = {}
+
+        def __getattr__(self, key: str) -> int:
+            return self.__dict__["data"][key]
+
+        def __repr__(self) -> str:
+            return "<Config>"
+
+    assert encode_value({"config": Config()}).value == {"config": "<Config>"}

@@ -283,3 +283,15 @@ def test_a_plugin_that_cannot_be_loaded_names_its_entry_point(tmp_path: Path, mo
         "Node 'broken' failed: cannot load no_such_module_xyz:Node (from broken-plugin); reinstall or fix that "
         "package: ModuleNotFoundError: No module named 'no_such_module_xyz'"
     )
+
+
+def test_timeouts_given_as_text_are_accepted() -> None:
+    run = registry_run("shell", {"command": "echo ok", "timeout": "30"})
+    assert read_fields(run["execution_id"], ["stdout"]) == {"stdout": "ok\n"}
+
+
+def test_an_absurd_timeout_is_a_parameter_error_not_an_overflow() -> None:
+    with pytest.raises(
+        NodeExecutionError, match=r"timeout must be a positive number of seconds, e.g. timeout=60; got 1000"
+    ):
+        registry_run("shell", {"command": "true", "timeout": 10**400})

@@ -116,3 +116,19 @@ def test_many_cycle_notes_are_summarised_in_the_warnings() -> None:
     assert warnings[-1] == f"... and 45 more like these (all are in the cache entry {run['execution_id']})"
     entry = Settings.from_env().cache().get(run["execution_id"])
     assert len(entry.notes) == 50
+
+
+def test_nested_wildcards_line_up_with_the_inner_items() -> None:
+    run = store_outputs("custom", {}, {"a": [{"b": [{"x": 1}]}, {"b": [{"y": 1}, {"y": 2}]}]})
+    values = read_fields(run["execution_id"], ["a[*].b[*].x", "a[*].b[*].y"])
+    assert values == {"a[*].b[*].x": [1, None, None], "a[*].b[*].y": [None, 1, 2]}
+
+
+def test_the_every_item_hint_keeps_the_failing_index() -> None:
+    outputs = {"items": [{"a": 1, "b": {"c": [1, 2]}}, {"a": 2}, {"a": 3, "b": {"c": [3]}}]}
+    run = store_outputs("custom", {}, outputs)
+    readout = read_fields_detailed(run["execution_id"], ["items[0].b.c[5]", "items[1].b.c"])
+    assert readout.errors["items[0].b.c[5]"] == "items[0].b.c[5]: index 5 is out of range: the list has 2 items."
+    assert readout.errors["items[1].b.c"].endswith(
+        "Other items have it: items[*].b.c finds 2. Did you mean items[*].b.c?"
+    )

@@ -413,3 +413,14 @@ def test_same_as_is_dropped_when_the_cap_removes_the_target_fields() -> None:
     structure = infer_structure(outputs, max_paths=4).structure
     assert structure["z"] == {"type": "dict"}
     assert_structure_reads_back(outputs, structure)
+
+
+def test_json_text_is_never_the_same_shape_as_a_dict() -> None:
+    for outputs in (
+        {"d": {"a": 1, "b": 2, "c": 3}, "s": '{"a": 1, "b": 2, "c": 3}'},
+        {"s": '{"a": 1, "b": 2, "c": 3}', "d": {"a": 1, "b": 2, "c": 3}},
+    ):
+        structure = infer_structure(outputs).structure
+        assert not any("same_as" in entry for entry in structure.values())
+        assert {"d.a", "s.a"} <= set(structure)
+        assert_structure_reads_back(outputs, structure)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import datetime as _dt
 import json
 import math
+from collections.abc import Sequence
 from typing import Any, NamedTuple
 
 FORMAT_VERSION = 1
@@ -20,8 +21,8 @@ class CacheEntry(NamedTuple):
     ttl_hours: float
     params: Any
     outputs: Any
-    binary_paths: list[list[str | int]]
-    notes: list[str]
+    binary_paths: Sequence[Sequence[str | int]] = ()
+    notes: Sequence[str] = ()
 
     def age_hours(self, now: float) -> float:
         return (now - parse_timestamp(self.timestamp)) / 3600.0

@@ -176,14 +176,9 @@ class ExecutionCache:
         except ValueError as exc:  # TypeError (not JSON-safe at all) is the caller's bug and propagates
             warnings.append(f"The execution was not cached: its outputs cannot be written as JSON ({exc}).")
             return StoredExecution(execution_id, None, warnings)
-        if len(data) > self.max_bytes:
-            warnings.append(
-                f"This execution ({len(data)} bytes) is larger than the cache size cap ({self.max_bytes} bytes); "
-                "it is kept, but the next run will evict it. Raise PFLOW_STRUCTURE_MAX_CACHE_SIZE to keep more."
-            )
         for directory in self._directories():
             try:
-                tighten = directory == self.directory and self.directory == default_cache_dir()
+                tighten = directory == self.directory and self._is_default_directory()
                 ensure_private_dir(directory, private_root=self._private_root(directory), tighten=tighten)
                 path = write_atomically(directory, execution_id + ENTRY_SUFFIX, data)
             except FileExistsError:
@@ -193,6 +188,11 @@ class ExecutionCache:
                 continue
             if directory != self.directory:
                 warnings.append(f"Stored the execution in the fallback directory {directory} instead.")
+            if len(data) > self.max_bytes:
+                warnings.append(
+                    f"This execution ({len(data)} bytes) is larger than the cache size cap ({self.max_bytes} bytes); "
+                    "it is kept, but the next run will evict it. Raise PFLOW_STRUCTURE_MAX_CACHE_SIZE to keep more."
+                )
             self._maybe_maintain(directory, now, keep=execution_id)
             return StoredExecution(execution_id, path, warnings)
         warnings.append(
@@ -200,6 +200,13 @@ class ExecutionCache:
             "set PFLOW_STRUCTURE_CACHE_DIR to a writable directory."
         )
         return StoredExecution(execution_id, None, warnings)
+
+    def _is_default_directory(self) -> bool:
+        """Whether this cache uses ~/.pflow/cache/node-executions (which pflow-cli may have made 0755)."""
+        try:
+            return self.directory == default_cache_dir()
+        except RuntimeError:  # no home directory (no HOME, a uid without a passwd entry)
+            return False
 
     def _private_root(self, directory: Path) -> Path | None:
         """The fallback lives in the shared temp dir: it and its per-user parent must be ours."""

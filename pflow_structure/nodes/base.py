@@ -24,6 +24,12 @@ def positive_seconds(node: Any, name: str, default: float) -> float:
     from pflow_structure.errors import ParameterError
 
     value = (getattr(node, "params", None) or {}).get(name, default)
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 < value < float("inf"):
-        raise ParameterError(f"{name} must be a positive number of seconds, e.g. {name}={default:g}; got {value!r}")
-    return float(value)
+    try:
+        # Templates may pass "30" as text; True is not a number of seconds.
+        seconds = float(value) if isinstance(value, (int, float, str)) and not isinstance(value, bool) else None
+    except (ValueError, OverflowError):
+        seconds = None
+    if seconds is None or not 0 < seconds < float("inf"):
+        shown = repr(value) if len(repr(value)) <= 40 else repr(value)[:40] + "..."
+        raise ParameterError(f"{name} must be a positive number of seconds, e.g. {name}={default:g}; got {shown}")
+    return seconds

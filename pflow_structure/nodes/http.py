@@ -97,7 +97,7 @@ class HttpNode(Node):  # type: ignore[misc]
 
 
 def _json_object(value: Any, name: str, example: str) -> dict[str, Any]:
-    if value is None:
+    if value is None or value == "":
         return {}
     if not isinstance(value, dict):
         raise ParameterError(f"{name} must be a JSON object, got {type(value).__name__}; e.g. {example}")
