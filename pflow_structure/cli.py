@@ -14,12 +14,15 @@ import sys
 from collections.abc import Callable, Sequence
 from functools import wraps
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import click
 
 from pflow_structure import __version__
 from pflow_structure.cli_fast import ReadFieldsArgs, format_json, read_fields_output, safe_text
+
+if TYPE_CHECKING:
+    from pflow_structure.settings import Settings
 
 F = TypeVar("F", bound=Callable[..., Any])
 CONTEXT_SETTINGS = {"help_option_names": ["-h", "--help"], "max_content_width": 100}
@@ -27,14 +30,10 @@ _JSON_INT = re.compile(r"-?(?:0|[1-9][0-9]*)")
 _JSON_NUMBER = re.compile(r"-?(?:0|[1-9][0-9]*)(?:\.[0-9]+)?(?:[eE][+-]?[0-9]+)?")
 
 
-def _settings(ctx: click.Context) -> Any:
+def _settings(ctx: click.Context) -> Settings:
     from pflow_structure.settings import Settings
 
-    settings = Settings.from_env()
-    cache_dir = ctx.find_root().params.get("cache_dir")
-    if cache_dir:
-        settings = settings.replace(cache_dir=Path(cache_dir).expanduser())
-    return settings
+    return Settings.from_env(cache_dir=ctx.find_root().params.get("cache_dir"))
 
 
 def _fails_cleanly(command: F) -> F:

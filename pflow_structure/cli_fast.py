@@ -138,11 +138,7 @@ def read_fields_output(args: ReadFieldsArgs) -> tuple[str, list[str]]:
     from pflow_structure.service import read_fields_detailed
     from pflow_structure.settings import Settings
 
-    settings = Settings.from_env()
-    if args.cache_dir:
-        from pathlib import Path
-
-        settings = settings.replace(cache_dir=Path(args.cache_dir).expanduser())
+    settings = Settings.from_env(cache_dir=args.cache_dir)
     readout = read_fields_detailed(
         args.execution_id, args.paths, limit=args.limit, offset=args.offset, settings=settings
     )

@@ -75,11 +75,13 @@ class Settings:
         )
 
     @classmethod
-    def from_env(cls, env: Mapping[str, str] | None = None) -> Settings:
+    def from_env(cls, env: Mapping[str, str] | None = None, *, cache_dir: str | None = None) -> Settings:
+        """Settings from the environment; ``cache_dir`` (the CLI's --cache-dir) wins over the variable."""
         env = os.environ if env is None else env
         base = cls()
+        chosen_dir = cache_dir or env.get(ENV_CACHE_DIR)
         return cls(
-            cache_dir=Path(env[ENV_CACHE_DIR]).expanduser() if env.get(ENV_CACHE_DIR) else base.cache_dir,
+            cache_dir=Path(chosen_dir).expanduser() if chosen_dir else base.cache_dir,
             ttl_hours=_number(env, ENV_TTL_HOURS, base.ttl_hours),
             max_cache_bytes=parse_size(env[ENV_MAX_CACHE_SIZE], ENV_MAX_CACHE_SIZE)
             if env.get(ENV_MAX_CACHE_SIZE)

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -30,3 +32,13 @@ def isolated_cache(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest
     for name in ("PFLOW_STRUCTURE_TTL_HOURS", "PFLOW_STRUCTURE_MAX_CACHE_SIZE", "PFLOW_STRUCTURE_MAX_PATHS"):
         monkeypatch.delenv(name, raising=False)
     return cache_dir
+
+
+@pytest.fixture
+def umask_000() -> Iterator[None]:
+    """Run with umask 000, so file and directory modes come from the code, not the umask."""
+    previous = os.umask(0)
+    try:
+        yield
+    finally:
+        os.umask(previous)

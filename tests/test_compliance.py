@@ -11,11 +11,9 @@ import base64
 import datetime as dt
 import itertools
 import json
-import os
 import re
 import stat
 import time
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -332,15 +330,6 @@ def test_criterion_15_default_settings_expire_an_entry_stamped_25_hours_ago(isol
 
 
 # -- criterion 16: permissions ----------------------------------------------------------------
-
-
-@pytest.fixture
-def umask_000() -> Iterator[None]:
-    previous = os.umask(0)
-    try:
-        yield
-    finally:
-        os.umask(previous)
 
 
 @pytest.mark.usefixtures("umask_000")

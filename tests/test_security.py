@@ -165,15 +165,6 @@ def test_hostile_ids_number_at_least_thirty_and_are_distinct() -> None:
 # -- file modes ---------------------------------------------------------------------------
 
 
-@pytest.fixture
-def umask_000() -> Iterator[None]:
-    previous = os.umask(0)
-    try:
-        yield
-    finally:
-        os.umask(previous)
-
-
 def _mode(path: Path) -> int:
     return stat.S_IMODE(os.lstat(path).st_mode)
 
