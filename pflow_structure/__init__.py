@@ -37,17 +37,20 @@ if TYPE_CHECKING:
         ParameterError,
         PathNotFoundError,
         PathSyntaxError,
+        PflowVersionError,
         StructureError,
     )
     from pflow_structure.paths import format_path, parse_path
     from pflow_structure.service import list_nodes, read_fields, read_fields_detailed, registry_run, store_outputs
     from pflow_structure.settings import Settings
     from pflow_structure.structure import InferredStructure, infer_structure
+    from pflow_structure.wrapper import CachedOutputs, StructureOnlyNodeWrapper, wrap_if_structure_only
 
 # Public names are imported on first use so that `import pflow_structure` (and the CLI's
 # start-up) stays in the tens of milliseconds.
 _EXPORTS = {
     "CacheEntry": "pflow_structure.cache",
+    "CachedOutputs": "pflow_structure.wrapper",
     "CacheWriteError": "pflow_structure.errors",
     "ExecutionCache": "pflow_structure.cache",
     "ExecutionExpiredError": "pflow_structure.errors",
@@ -59,8 +62,10 @@ _EXPORTS = {
     "ParameterError": "pflow_structure.errors",
     "PathNotFoundError": "pflow_structure.errors",
     "PathSyntaxError": "pflow_structure.errors",
+    "PflowVersionError": "pflow_structure.errors",
     "Settings": "pflow_structure.settings",
     "StructureError": "pflow_structure.errors",
+    "StructureOnlyNodeWrapper": "pflow_structure.wrapper",
     "encode_value": "pflow_structure.encoding",
     "format_path": "pflow_structure.paths",
     "infer_structure": "pflow_structure.structure",
@@ -71,6 +76,7 @@ _EXPORTS = {
     "read_fields_detailed": "pflow_structure.service",
     "registry_run": "pflow_structure.service",
     "store_outputs": "pflow_structure.service",
+    "wrap_if_structure_only": "pflow_structure.wrapper",
 }
 
 
@@ -94,6 +100,7 @@ __version__ = "0.1.0"
 __all__ = [
     "CacheEntry",
     "CacheWriteError",
+    "CachedOutputs",
     "ExecutionCache",
     "ExecutionExpiredError",
     "ExecutionNotFoundError",
@@ -104,8 +111,10 @@ __all__ = [
     "ParameterError",
     "PathNotFoundError",
     "PathSyntaxError",
+    "PflowVersionError",
     "Settings",
     "StructureError",
+    "StructureOnlyNodeWrapper",
     "__version__",
     "encode_value",
     "format_path",
@@ -117,4 +126,5 @@ __all__ = [
     "read_fields_detailed",
     "registry_run",
     "store_outputs",
+    "wrap_if_structure_only",
 ]

@@ -210,6 +210,40 @@ def nodes(as_json: bool) -> None:
         click.echo(f"{item['name']:<{width}}  {item['description']}{source}")
 
 
+@main.command(
+    "pflow",
+    context_settings={**CONTEXT_SETTINGS, "ignore_unknown_options": True, "help_option_names": []},
+    add_help_option=False,
+)
+@click.argument("pflow_args", nargs=-1, type=click.UNPROCESSED, metavar="[PFLOW ARGS]...")
+@click.pass_context
+@_fails_cleanly
+def pflow_command(ctx: click.Context, pflow_args: Sequence[str]) -> None:
+    """Run pflow's own CLI (pflow-cli 0.8.x to 0.10.x) with the structure-only plugin.
+
+    Every argument goes to pflow unchanged, --help included (this page shows when pflow-cli is
+    not installed: pip install 'pflow-cli>=0.8,<0.11' 'mcp<2'). With the plugin, a workflow node
+    with "structure_only": true keeps its output in the execution cache, and `registry run`,
+    `read-fields` and pflow's MCP server use pflow-structure's cache and structure:
+
+    \b
+      pflow-structure pflow examples/pflow/structure_only.json
+      pflow-structure pflow registry run shell command='ls -la'
+      pflow-structure pflow read-fields EXECUTION_ID stdout
+    """
+    from pflow_structure.errors import PflowVersionError
+    from pflow_structure.integrations.pflow import check_version, run_pflow
+
+    if set(pflow_args) & {"--help", "-h"}:
+        try:
+            check_version()
+        except PflowVersionError:  # no pflow to ask: our own help, which says what to install
+            click.echo(ctx.get_help())
+            return
+    root_cache_dir = ctx.find_root().params.get("cache_dir")
+    run_pflow(list(pflow_args), settings=_settings(ctx) if root_cache_dir else None)
+
+
 @main.group(context_settings=CONTEXT_SETTINGS)
 def cache() -> None:
     """Inspect and clean the execution cache."""

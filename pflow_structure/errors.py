@@ -12,7 +12,8 @@ secret or a whole payload; adapters (CLI, MCP) pass them through unchanged.
     ├── CacheWriteError          (also OSError)      the cache could not store an entry
     ├── NodeNotFoundError        (also LookupError)  unknown node type, with close matches
     ├── NodeExecutionError       (also RuntimeError) the node raised; nothing was cached
-    └── ParameterError           (also ValueError)   a node parameter that cannot be used
+    ├── ParameterError           (also ValueError)   a node parameter that cannot be used
+    └── PflowVersionError        (also RuntimeError) pflow-cli missing or a release the plugin does not know
 """
 
 from __future__ import annotations
@@ -150,3 +151,7 @@ class NodeExecutionError(StructureError, RuntimeError):
 
 class ParameterError(StructureError, ValueError):
     """A node parameter is missing or unusable."""
+
+
+class PflowVersionError(StructureError, RuntimeError):
+    """pflow-cli is not installed, or is a release whose internals the pflow plugin does not know."""

@@ -95,8 +95,40 @@ def store_outputs(
     *,
     settings: Settings | None = None,
     cache: ExecutionCache | None = None,
+    execution_id: str | None = None,
 ) -> dict[str, Any]:
-    """Encode, cache and describe outputs a node already produced (used by wrappers too)."""
+    """Encode, cache and describe outputs a node already produced (used by wrappers too).
+
+    ``execution_id`` stores under an id the caller already announced (see ``ExecutionCache.put``).
+    """
+    captured = capture_outputs(node_type, params, outputs, settings=settings, cache=cache, execution_id=execution_id)
+    return captured.result
+
+
+class CapturedOutputs(NamedTuple):
+    """What :func:`capture_outputs` did: the structure dict, whether the entry reached the
+    cache (if not, ``read_fields`` cannot read it, so a wrapper must keep the values), and
+    the JSON-safe outputs that were stored."""
+
+    result: dict[str, Any]
+    cached: bool
+    outputs: dict[str, Any]
+    binary_paths: list[Any]
+
+
+def capture_outputs(
+    node_type: str,
+    params: Mapping[str, Any],
+    outputs: Any,
+    *,
+    settings: Settings | None = None,
+    cache: ExecutionCache | None = None,
+    execution_id: str | None = None,
+) -> CapturedOutputs:
+    """Like :func:`store_outputs`, and also says whether the cache holds the entry.
+
+    ``execution_id`` stores under an id the caller already announced (see ``ExecutionCache.put``).
+    """
     settings = settings or Settings.from_env()
     cache = cache or settings.cache()
     from pflow_structure.encoding import encode_value
@@ -105,7 +137,14 @@ def store_outputs(
     if not isinstance(outputs, dict):
         outputs = {"result": outputs}  # a bare value is listed and read back as "result"
     encoded = encode_value(outputs)
-    stored = cache.put(node_type, dict(params), encoded.value, binary_paths=encoded.binary_paths, notes=encoded.notes)
+    stored = cache.put(
+        node_type,
+        dict(params),
+        encoded.value,
+        binary_paths=encoded.binary_paths,
+        notes=encoded.notes,
+        execution_id=execution_id,
+    )
     inferred = infer_structure(encoded.value, binary_paths=encoded.binary_paths, max_paths=settings.max_paths)
     result: dict[str, Any] = {
         "execution_id": stored.execution_id,
@@ -122,7 +161,7 @@ def store_outputs(
         warnings.append(f"Node {node_type!r} wrote no outputs.")
     if warnings:
         result["warnings"] = warnings
-    return result
+    return CapturedOutputs(result, stored.cached, encoded.value, list(encoded.binary_paths))
 
 
 MAX_NOTES_SHOWN = 5

@@ -7,6 +7,7 @@ import pflow_structure
 EXPECTED = [
     "CacheEntry",
     "CacheWriteError",
+    "CachedOutputs",
     "ExecutionCache",
     "ExecutionExpiredError",
     "ExecutionNotFoundError",
@@ -17,8 +18,10 @@ EXPECTED = [
     "ParameterError",
     "PathNotFoundError",
     "PathSyntaxError",
+    "PflowVersionError",
     "Settings",
     "StructureError",
+    "StructureOnlyNodeWrapper",
     "__version__",
     "encode_value",
     "format_path",
@@ -30,6 +33,7 @@ EXPECTED = [
     "read_fields_detailed",
     "registry_run",
     "store_outputs",
+    "wrap_if_structure_only",
 ]
 
 

@@ -49,10 +49,34 @@ __all__ = [
     "StoredExecution",
     "default_cache_dir",
     "fallback_cache_dir",
+    "hold_execution",
+    "release_execution",
 ]
 
 DEFAULT_TTL_HOURS = 24.0
 DEFAULT_MAX_BYTES = 1024**3
+
+# Executions that live objects in this process still read (the lazy views a structure-only
+# node leaves in a workflow's shared store): size-cap eviction skips them, so a later node's
+# write cannot pull the data out from under an earlier node's view. Other processes cannot
+# see this set; the TTL still applies.
+_HELD: dict[str, int] = {}
+
+
+def hold_execution(execution_id: str) -> None:
+    """Keep ``execution_id`` from size-cap eviction by this process until released."""
+    _HELD[execution_id] = _HELD.get(execution_id, 0) + 1
+
+
+def release_execution(execution_id: str) -> None:
+    """Undo one :func:`hold_execution`."""
+    count = _HELD.get(execution_id, 0) - 1
+    if count > 0:
+        _HELD[execution_id] = count
+    else:
+        _HELD.pop(execution_id, None)
+
+
 _MAINTENANCE_STAMP = ".maintenance"
 _LOCK_NAME = ".lock"
 
@@ -129,14 +153,24 @@ class ExecutionCache:
         *,
         binary_paths: Sequence[Sequence[str | int]] = (),
         notes: Sequence[str] = (),
+        execution_id: str | None = None,
     ) -> StoredExecution:
         """Store an execution; never raises for filesystem trouble (see ``warnings``).
 
         ``params`` are stored with secrets masked; ``outputs`` must be JSON-safe (what
-        ``encode_value`` returns), or ``TypeError``/``ValueError`` is raised.
+        ``encode_value`` returns), or ``TypeError``/``ValueError`` is raised. ``execution_id``
+        asks for a given id (a caller that announced it before the run, as pflow's
+        ``registry run`` does); it must match the id pattern and is never reused.
         """
         now = self.clock()
         warnings: list[str] = []
+        if execution_id is not None:
+            validate_execution_id(execution_id)
+            stored = self._put_once(node_type, params, outputs, binary_paths, notes, now, warnings, execution_id)
+            if stored is not None:
+                return stored
+            warnings.append(f"The execution was not cached: the execution id {execution_id} is already taken.")
+            return StoredExecution(execution_id, None, warnings)
         for _attempt in range(5):
             stored = self._put_once(node_type, params, outputs, binary_paths, notes, now, warnings)
             if stored is not None:
@@ -153,9 +187,10 @@ class ExecutionCache:
         notes: Sequence[str],
         now: float,
         warnings: list[str],
+        execution_id: str | None = None,
     ) -> StoredExecution | None:
-        """One attempt with a fresh id; None when that id is already taken."""
-        execution_id = new_execution_id(now)
+        """One attempt with a fresh id (or the one asked for); None when that id is already taken."""
+        execution_id = execution_id or new_execution_id(now)
         from pflow_structure.encoding import encode_value  # write path only
 
         try:
@@ -273,7 +308,8 @@ class ExecutionCache:
     def prune(self, *, keep: str | None = None) -> dict[str, int]:
         """Delete expired entries, then the oldest ones while the total exceeds ``max_bytes``.
 
-        ``keep`` is never evicted: a run does not delete the entry it just wrote.
+        ``keep`` is never evicted: a run does not delete the entry it just wrote; nor is an
+        entry this process holds (:func:`hold_execution`).
         """
         now = self.clock()
         removed_expired = 0
@@ -288,7 +324,7 @@ class ExecutionCache:
         for info in kept:
             if total <= self.max_bytes:
                 break
-            if info.execution_id != keep and unlink(info.path):
+            if info.execution_id != keep and info.execution_id not in _HELD and unlink(info.path):
                 total -= info.size
                 evicted += 1
         for directory in self._directories():

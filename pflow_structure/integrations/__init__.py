@@ -1,0 +1,1 @@
+"""Integrations with other tools; each touches one tool's internals."""
