@@ -21,6 +21,10 @@ bound at import)                                            entries stay readabl
 ``node_output_formatter.format_structure_output``           ``registry run`` prints our structure (union over
                                                             every list item) in pflow's ``✓ ${path} (type)`` lines
 ``read-fields`` command, ``FieldService.read_fields``       values come from our ``read_fields``
+``WorkflowTraceCollector._filter_shared``                   the debug trace records a structure-only node as
+                                                            its execution id, not every value (pflow's size
+                                                            guard measures ``str(view)``, which is short)
+``WorkflowValidator._extract_known_keys`` (0.10)            ``structure_only`` is not an unknown parameter
 ==========================================================  ===================================================
 """
 
@@ -114,6 +118,9 @@ def install(settings: Settings | None = None) -> None:
     command = read_fields_cli.read_fields
     _patch(command, "callback", _read_fields_command(command.callback))
     _accept_flag_in_param_check()
+    from pflow.runtime.workflow_trace import WorkflowTraceCollector
+
+    _patch(WorkflowTraceCollector, "_filter_shared", _trace_hook(WorkflowTraceCollector._filter_shared))
     try:
         import pflow.mcp_server.services.field_service as field_service
     except ImportError:  # pflow's MCP server needs the mcp package; the CLI does not
@@ -192,6 +199,21 @@ def _compiler_hook(original: Callable[..., Any], compilation_error: Callable[...
         return node
 
     return _create_single_node
+
+
+def _trace_hook(original: Callable[[Any, dict[str, Any]], dict[str, Any]]) -> Callable[..., dict[str, Any]]:
+    from pflow_structure.wrapper import CachedOutputs
+
+    def _filter_shared(self: Any, shared: dict[str, Any]) -> dict[str, Any]:
+        shown = {
+            key: f"<structure-only outputs: {len(value.structure)} template paths in execution {value.execution_id}>"
+            if isinstance(value, CachedOutputs)
+            else value
+            for key, value in shared.items()
+        }
+        return original(self, shown)
+
+    return _filter_shared
 
 
 # -- templates -------------------------------------------------------------------------------

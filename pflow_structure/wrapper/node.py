@@ -74,8 +74,13 @@ class StructureOnlyNodeWrapper:
     # -- running -----------------------------------------------------------------------------
 
     def _run(self, shared: MutableMapping[str, Any]) -> Any:
+        previous = shared.get(self.node_id)
         store = self._before(shared)
-        action = self.inner_node._run(store)
+        try:
+            action = self.inner_node._run(store)
+        except BaseException:
+            _put_back_view(shared, self.node_id, previous)
+            raise
         self._after(shared, store)
         return action
 
@@ -203,8 +208,13 @@ class AsyncStructureOnlyNodeWrapper(StructureOnlyNodeWrapper):
     ``AsyncNode`` base, so ``AsyncFlow`` awaits it (it checks ``isinstance(node, AsyncNode)``)."""
 
     async def _run_async(self, shared: MutableMapping[str, Any]) -> Any:
+        previous = shared.get(self.node_id)
         store = self._before(shared)
-        action = await self.inner_node._run_async(store)
+        try:
+            action = await self.inner_node._run_async(store)
+        except BaseException:
+            _put_back_view(shared, self.node_id, previous)
+            raise
         self._after(shared, store)
         return action
 
@@ -246,6 +256,13 @@ def _delegated_attribute(name: str) -> property:
         return getattr(self.inner_node, name)
 
     return property(read)
+
+
+def _put_back_view(shared: MutableMapping[str, Any], node_id: str, previous: Any) -> None:
+    """A revisit that raised caches nothing: leave the previous view (still in the cache) at
+    ``shared[node_id]``, not the in-memory copy the failed run started from."""
+    if isinstance(previous, CachedOutputs):
+        shared[node_id] = previous
 
 
 def _innermost(node: Any) -> Any:
