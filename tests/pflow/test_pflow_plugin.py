@@ -351,3 +351,36 @@ def test_the_ir_example_runs(pflow_home: Path) -> None:
     assert ran.returncode == 0, ran.stderr
     assert f"first: {FIRST_LINE}\n" in ran.stdout
     assert "count: 100 issues (exit code 0)\n" in ran.stdout
+
+
+# -- pflow's MCP server, started for real over stdio -------------------------------------------
+
+
+def test_pflows_mcp_server_started_through_the_plugin_serves_our_structure(
+    pflow_home: Path, isolated_cache: Path, pflow_structure_executable: str
+) -> None:
+    import asyncio
+
+    from mcp import ClientSession, StdioServerParameters
+    from mcp.client.stdio import stdio_client
+
+    async def session() -> tuple[str, str]:
+        server = StdioServerParameters(
+            command=pflow_structure_executable, args=["pflow", "mcp", "serve"], env=dict(os.environ)
+        )
+        async with stdio_client(server) as (read, write), ClientSession(read, write) as client:
+            await client.initialize()
+            ran = await client.call_tool(
+                "registry_run", {"node_type": "shell", "parameters": {"command": f"cat {ISSUES}"}}
+            )
+            text = "".join(block.text for block in ran.content if hasattr(block, "text"))
+            execution_id = next(line.split()[-1] for line in text.splitlines() if line.startswith("Execution ID: "))
+            read = await client.call_tool(
+                "read_fields", {"execution_id": execution_id, "field_paths": ["stdout[*].number"]}
+            )
+            return text, "".join(block.text for block in read.content if hasattr(block, "text"))
+
+    structure, values = asyncio.run(asyncio.wait_for(session(), timeout=120))
+    assert "  ✓ ${stdout[0].pull_request} (dict, in " in structure
+    assert len(_entries(isolated_cache)) == 1
+    assert values.startswith("stdout[*].number:\n  [\n    150,\n    149,\n")  # pflow's own value format
