@@ -27,6 +27,10 @@ def _run(script: str) -> subprocess.CompletedProcess[str]:
         ("cache.sh", "entries: 1\n"),
         ("shell_node.sh", "  ✓ ${stdout.versions} (dict, "),
         ("python_api.py", "result: {'type': 'list', 'length': 100}\n"),
+        (
+            "pocketflow_flow.py",
+            "issues: {'type': 'list', 'length': 100}\nissues[0].title: 'Different results from Betamax vs Requests'\n",
+        ),
     ],
 )
 def test_example_script_runs(script: str, expected: str) -> None:

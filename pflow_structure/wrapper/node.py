@@ -21,12 +21,12 @@ from __future__ import annotations
 import copy
 import warnings
 from collections.abc import Mapping, MutableMapping
-from typing import Any
+from typing import Any, TypeGuard
 
 from pflow_structure.errors import ParameterError
 from pflow_structure.settings import Settings
 from pflow_structure.wrapper.namespace import NodeNamespace
-from pflow_structure.wrapper.view import INLINE_MAX_CHARS, CachedOutputs
+from pflow_structure.wrapper.view import INLINE_MAX_CHARS, METADATA_KEYS, CachedOutputs
 
 STRUCTURE_ONLY_PARAM = "structure_only"
 _OWN = frozenset({"inner_node", "node_id", "node_type", "namespace", "settings", "cache"})
@@ -92,8 +92,8 @@ class StructureOnlyNodeWrapper:
     def _before(self, shared: MutableMapping[str, Any]) -> MutableMapping[str, Any]:
         """The store the inner node runs against; a revisited node starts from its old outputs."""
         previous = shared.get(self.node_id)
-        if isinstance(previous, CachedOutputs):  # a loop came back: the node updates its outputs in place
-            previous = previous.materialize()
+        if _left_by_wrapper(previous):  # a loop came back: the node updates its outputs in place
+            previous = _without_metadata(previous)
             shared[self.node_id] = previous
         if not self.namespace:
             return shared
@@ -192,6 +192,15 @@ class StructureOnlyNodeWrapper:
         object.__setattr__(clone, "inner_node", copy.deepcopy(self.inner_node, memo))
         return clone
 
+    def __reduce__(self) -> tuple[Any, ...]:
+        # State after construction, so a flow whose successors loop back to this node pickles.
+        state = {name: object.__getattribute__(self, name) for name in _OWN}
+        return (_empty_wrapper, (_async_node_base(self.inner_node),), state)
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        for name, value in state.items():
+            object.__setattr__(self, name, value)
+
     def _clone(self, inner: Any) -> StructureOnlyNodeWrapper:
         clone = object.__new__(type(self))
         for name in _OWN:
@@ -251,6 +260,13 @@ def _async_wrapper_class(base: type) -> type:
     return _ASYNC_CLASSES[base]
 
 
+def _empty_wrapper(async_base: type | None) -> StructureOnlyNodeWrapper:
+    """An uninitialised wrapper of the right class, for unpickling."""
+    cls = _async_wrapper_class(async_base) if async_base is not None else StructureOnlyNodeWrapper
+    wrapper: StructureOnlyNodeWrapper = object.__new__(cls)
+    return wrapper
+
+
 def _delegated_attribute(name: str) -> property:
     def read(self: StructureOnlyNodeWrapper) -> Any:
         return getattr(self.inner_node, name)
@@ -258,10 +274,23 @@ def _delegated_attribute(name: str) -> property:
     return property(read)
 
 
+def _left_by_wrapper(value: Any) -> TypeGuard[dict[str, Any]]:
+    """Whether ``value`` is what a wrapper leaves at ``shared[node_id]``: a view, or the outputs
+    kept in memory (with the metadata keys) when the cache could not store them."""
+    return isinstance(value, CachedOutputs) or (isinstance(value, dict) and all(k in value for k in METADATA_KEYS))
+
+
+def _without_metadata(value: dict[str, Any]) -> dict[str, Any]:
+    """A plain, mutable copy of earlier outputs, so a revisit does not cache old metadata as outputs."""
+    if isinstance(value, CachedOutputs):
+        return value.materialize()
+    return {k: v for k, v in value.items() if k not in METADATA_KEYS}
+
+
 def _put_back_view(shared: MutableMapping[str, Any], node_id: str, previous: Any) -> None:
-    """A revisit that raised caches nothing: leave the previous view (still in the cache) at
-    ``shared[node_id]``, not the in-memory copy the failed run started from."""
-    if isinstance(previous, CachedOutputs):
+    """A revisit that raised caches nothing: leave what the earlier visit left (the view, still
+    in the cache) at ``shared[node_id]``, not the in-memory copy the failed run started from."""
+    if _left_by_wrapper(previous):
         shared[node_id] = previous
 
 
