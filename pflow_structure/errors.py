@@ -82,13 +82,11 @@ class PathNotFoundError(StructureError, LookupError):
 class ExecutionNotFoundError(StructureError, LookupError):
     """No cache entry for the id (never written, pruned, or unreadable)."""
 
-    def __init__(self, execution_id: str, detail: str = "") -> None:
+    def __init__(self, execution_id: str, detail: str = "", *, fix: str = "") -> None:
         self.execution_id = execution_id
         extra = f" ({detail})" if detail else ""
-        super().__init__(
-            f"Execution not found: {execution_id}{extra}. "
-            "Run the node again with `pflow-structure run NODE ...` to get a new execution id."
-        )
+        fix = fix or "Run the node again with `pflow-structure run NODE ...` to get a new execution id."
+        super().__init__(f"Execution not found: {execution_id}{extra}. {fix}")
 
 
 class InvalidExecutionIdError(ExecutionNotFoundError, ValueError):

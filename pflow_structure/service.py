@@ -107,13 +107,15 @@ def store_outputs(
 
 class CapturedOutputs(NamedTuple):
     """What :func:`capture_outputs` did: the structure dict, whether the entry reached the
-    cache (if not, ``read_fields`` cannot read it, so a wrapper must keep the values), and
-    the JSON-safe outputs that were stored."""
+    cache (if not, ``read_fields`` cannot read it, so a wrapper must keep the values), the
+    JSON-safe outputs that were stored, and the encoder's notes (a value it had to cut or
+    rewrite: the cached copy then differs from what the node wrote)."""
 
     result: dict[str, Any]
     cached: bool
     outputs: dict[str, Any]
     binary_paths: list[Any]
+    notes: list[str]
 
 
 def capture_outputs(
@@ -161,7 +163,7 @@ def capture_outputs(
         warnings.append(f"Node {node_type!r} wrote no outputs.")
     if warnings:
         result["warnings"] = warnings
-    return CapturedOutputs(result, stored.cached, encoded.value, list(encoded.binary_paths))
+    return CapturedOutputs(result, stored.cached, encoded.value, list(encoded.binary_paths), list(encoded.notes))
 
 
 MAX_NOTES_SHOWN = 5

@@ -689,7 +689,7 @@ def test_outputs_stay_in_memory_with_a_warning_when_the_cache_cannot_store_them(
     assert mid["_structure"]["items"] == {"type": "list", "length": 5}
     assert shared["summary"]["labels"] == ["item-0", "item-1", "item-2", "item-3", "item-4"]
     assert [str(w.message) for w in caught] == [
-        "structure-only node 'mid': "
+        "structure-only node 'mid' keeps its outputs in memory: "
         f"Cache directory {blocker / 'cache'} is not writable (Not a directory). "
         f"Cache directory {fallback_parent / 'node-executions'} is not writable "
         f"({fallback_parent} is not a directory; refusing to use it as a cache directory). "

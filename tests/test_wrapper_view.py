@@ -297,3 +297,45 @@ def test_size_cap_eviction_skips_an_execution_a_live_view_holds(isolated_cache: 
     gc.collect()
     assert tiny.prune() == {"expired": 0, "evicted": 1, "remaining": 0}
     assert not (isolated_cache / f"{execution_id}.json").exists()
+
+
+def test_a_deleted_entry_names_the_node_and_the_way_out(isolated_cache: Path) -> None:
+    view = view_of({"rows": [1, 2]}, node_id="load")
+    _delete_entry(isolated_cache, view)
+    with pytest.raises(ExecutionNotFoundError) as caught:
+        view["rows"]
+    assert "the cached outputs of structure-only node 'load' were deleted while the workflow still needed them" in str(
+        caught.value
+    )
+    assert str(caught.value).endswith("Raise PFLOW_STRUCTURE_MAX_CACHE_SIZE, or run the node without structure_only.")
+
+
+def test_the_ttl_does_not_cut_a_running_workflow_off_its_own_outputs(isolated_cache: Path) -> None:
+    now = [1_800_000_000.0]
+    cache = ExecutionCache(isolated_cache, ttl_hours=1, clock=lambda: now[0])
+    view = view_of({"rows": [1, 2]}, cache=cache)
+    now[0] += 3 * 3600
+    assert view["rows"] == [1, 2]
+    assert cache.prune()["expired"] == 0  # held by the view
+    from pflow_structure.errors import ExecutionExpiredError
+
+    with pytest.raises(ExecutionExpiredError):
+        cache.get(view.execution_id)  # a later reader (an agent's read-fields) still gets the TTL
+
+
+def test_str_shows_the_data_and_repr_stays_short(view: CachedOutputs) -> None:
+    assert str(view) == repr(with_metadata(view, OUTPUTS))
+    assert len(repr(view)) < 200
+
+
+def test_outputs_the_cache_can_store_only_changed_stay_in_memory() -> None:
+    deep: dict[str, Any] = {"leaf": 1}
+    for _ in range(70):
+        deep = {"a": deep}
+    shared: dict[str, Any] = {}
+    with pytest.warns(RuntimeWarning, match="structure-only node 'deep' keeps its outputs in memory: .*<cut: nested"):
+        StructureOnlyNodeWrapper(WriteOutputs({"tree": deep}), "deep").run(shared)
+    kept = shared["deep"]
+    assert type(kept) is dict
+    assert kept["tree"] is deep
+    assert set(kept) == {"tree", "_structure", "_execution_id"}

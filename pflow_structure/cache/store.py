@@ -10,6 +10,7 @@ temp dir, and if that fails too, the caller gets a warning instead of an excepti
 from __future__ import annotations
 
 import os
+import threading
 import time
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
@@ -57,24 +58,26 @@ DEFAULT_TTL_HOURS = 24.0
 DEFAULT_MAX_BYTES = 1024**3
 
 # Executions that live objects in this process still read (the lazy views a structure-only
-# node leaves in a workflow's shared store): size-cap eviction skips them, so a later node's
-# write cannot pull the data out from under an earlier node's view. Other processes cannot
-# see this set; the TTL still applies.
+# node leaves in a workflow's shared store): pruning skips them, so a later node's write cannot
+# pull the data out from under an earlier node's view. Other processes cannot see this set.
 _HELD: dict[str, int] = {}
+_HELD_LOCK = threading.Lock()
 
 
 def hold_execution(execution_id: str) -> None:
-    """Keep ``execution_id`` from size-cap eviction by this process until released."""
-    _HELD[execution_id] = _HELD.get(execution_id, 0) + 1
+    """Keep ``execution_id`` from pruning by this process until released."""
+    with _HELD_LOCK:
+        _HELD[execution_id] = _HELD.get(execution_id, 0) + 1
 
 
 def release_execution(execution_id: str) -> None:
     """Undo one :func:`hold_execution`."""
-    count = _HELD.get(execution_id, 0) - 1
-    if count > 0:
-        _HELD[execution_id] = count
-    else:
-        _HELD.pop(execution_id, None)
+    with _HELD_LOCK:
+        count = _HELD.get(execution_id, 0) - 1
+        if count > 0:
+            _HELD[execution_id] = count
+        else:
+            _HELD.pop(execution_id, None)
 
 
 _MAINTENANCE_STAMP = ".maintenance"
@@ -251,11 +254,13 @@ class ExecutionCache:
 
     # -- reading ---------------------------------------------------------------------------
 
-    def get(self, execution_id: str) -> CacheEntry:
+    def get(self, execution_id: str, *, check_ttl: bool = True) -> CacheEntry:
         """The entry for ``execution_id``; raises ExecutionNotFoundError or ExecutionExpiredError.
 
         An entry is expired when older than its own ``ttl_hours`` or this cache's, whichever
-        is shorter. A malformed entry is a miss whose error says why.
+        is shorter. A malformed entry is a miss whose error says why. ``check_ttl=False`` is
+        for the process that wrote the entry and still uses it (a workflow's lazy view): the
+        TTL keeps later readers from stale data, not a running workflow from its own.
         """
         validate_execution_id(execution_id)
         problems: list[str] = []
@@ -270,7 +275,7 @@ class ExecutionCache:
                 continue
             ttl = min(entry.ttl_hours, self.ttl_hours)
             age = entry.age_hours(self.clock())
-            if age > ttl:
+            if check_ttl and age > ttl:
                 raise ExecutionExpiredError(execution_id, age, ttl)
             return entry
         raise ExecutionNotFoundError(execution_id, "; ".join(problems))
@@ -309,13 +314,13 @@ class ExecutionCache:
         """Delete expired entries, then the oldest ones while the total exceeds ``max_bytes``.
 
         ``keep`` is never evicted: a run does not delete the entry it just wrote; nor is an
-        entry this process holds (:func:`hold_execution`).
+        entry this process holds (:func:`hold_execution`), expired or not.
         """
         now = self.clock()
         removed_expired = 0
         kept: list[EntryInfo] = []
         for info in self.scan():
-            if self.is_expired(info, now) and unlink(info.path):
+            if self.is_expired(info, now) and info.execution_id not in _HELD and unlink(info.path):
                 removed_expired += 1
             else:
                 kept.append(info)

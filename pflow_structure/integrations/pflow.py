@@ -32,6 +32,7 @@ from __future__ import annotations
 
 import re
 import sys
+import threading
 import time
 from collections.abc import Callable, Mapping
 from typing import Any
@@ -54,6 +55,7 @@ _ORIGINALS: list[tuple[Any, str, Any]] = []
 # prints them in the same call. Popped when printed; bounded in case a caller never prints.
 _ANNOUNCED: dict[str, dict[str, Any]] = {}
 _ANNOUNCED_MAX = 64
+_ANNOUNCED_LOCK = threading.Lock()  # pflow's MCP server runs tools in threads
 _settings_override: Settings | None = None
 
 
@@ -187,6 +189,15 @@ def _compiler_hook(original: Callable[..., Any], compilation_error: Callable[...
             wanted = structure_only_requested(params, node_id)
         except ParameterError as exc:
             raise compilation_error(str(exc), phase="node_instantiation", node_id=node_id, node_type=node_type) from exc
+        namespacing = kwargs.get("enable_namespacing", args[2] if len(args) > 2 else True)
+        if wanted and not namespacing:
+            raise compilation_error(
+                f"structure_only on node {node_id!r} needs namespacing: it caches what the node writes under its id, "
+                'and this workflow sets "enable_namespacing": false. Remove one of the two.',
+                phase="node_instantiation",
+                node_id=node_id,
+                node_type=node_type,
+            )
         if STRUCTURE_ONLY_PARAM in params:  # never passed on to the node
             node_data = {**node_data, "params": {k: v for k, v in params.items() if k != STRUCTURE_ONLY_PARAM}}
         node = original(node_data, *args, **kwargs)
@@ -220,6 +231,26 @@ def _trace_hook(original: Callable[[Any, dict[str, Any]], dict[str, Any]]) -> Ca
 
 _PFLOW_PART = re.compile(r"^([^\[\]]+)((?:\[\d+\])*)$")
 _MISSING = object()
+# pflow asks both resolve_value and variable_exists for a template; each read of the cache
+# parses the whole entry, so per thread we keep whether a path exists (a bool) and the last
+# value read by an existence check (until the next call), never the entry.
+_last_answer = threading.local()
+
+
+def _pflow_segments(parts: list[str]) -> list[str | int] | None:
+    """Dot-split parts in pflow's grammar (``name`` or ``name[0][1]``) as path segments; None if not."""
+    segments: list[str | int] = []
+    for part in parts:
+        match = _PFLOW_PART.match(part)
+        if match is None:
+            return None
+        segments.append(match.group(1))
+        segments.extend(int(index) for index in re.findall(r"\d+", match.group(2)))
+    return segments
+
+
+def _pflow_split(path: str) -> list[str]:
+    return re.split(r"\.(?![^\[]*\])", path)  # pflow's own split: dots outside brackets
 
 
 def _resolver_hook(original: Callable[[str, dict[str, Any]], Any], existence: bool) -> Callable[..., Any]:
@@ -238,30 +269,47 @@ def _through_view(var_name: str, context: Any, existence: bool) -> Any:
 
     if not isinstance(var_name, str) or not isinstance(context, Mapping):
         return _MISSING
-    parts = re.split(r"\.(?![^\[]*\])", var_name)  # pflow's own split
+    parts = _pflow_split(var_name)
     head = _PFLOW_PART.match(parts[0])
     if len(parts) < 2 or head is None or head.group(2):
         return _MISSING
     view = context.get(head.group(1))
     if not isinstance(view, CachedOutputs):
         return _MISSING
-    segments: list[str | int] = []
-    for part in parts[1:]:
-        match = _PFLOW_PART.match(part)
-        if match is None:
-            return _MISSING  # not pflow's grammar: let pflow walk the view as a dict
-        segments.append(match.group(1))
-        segments.extend(int(index) for index in re.findall(r"\d+", match.group(2)))
+    segments = _pflow_segments(parts[1:])
+    if segments is None:
+        return _MISSING  # not pflow's grammar: let pflow walk the view as a dict
     if segments[0] in view and segments[0] not in view._lazy:
         return _MISSING  # metadata or a small value held in memory: no cache read needed
+    # An execution never changes, so an answer for (execution id, path) stays true.
+    key = (view.execution_id, var_name)
+    memo = _answers()
+    if existence and key in memo.found:
+        return memo.found[key]
+    if not existence and memo.last is not None and memo.last[0] == key:
+        value = memo.last[1]
+        memo.last = None
+        return value
     from pflow_structure.paths import format_path
-    from pflow_structure.service import read_fields_detailed
 
     path = format_path(segments)
-    readout = read_fields_detailed(view.execution_id, [path], cache=view._cache)
-    if existence:
-        return path not in readout.errors
-    return readout.values[path]
+    readout = view.read_detailed(path)
+    found, value = path not in readout.errors, readout.values[path]
+    if len(memo.found) >= _FOUND_MAX:
+        memo.found.clear()
+    memo.found[key] = found
+    memo.last = (key, value) if existence else None  # the value only until the next call
+    return found if existence else value
+
+
+_FOUND_MAX = 1024
+
+
+def _answers() -> Any:
+    if not hasattr(_last_answer, "found"):
+        _last_answer.found = {}
+        _last_answer.last = None
+    return _last_answer
 
 
 # -- registry run and read-fields ------------------------------------------------------------
@@ -281,9 +329,10 @@ def _cache_class(pflow_cache: type) -> type:
             from pflow_structure.service import store_outputs
 
             result = store_outputs(node_type, params or {}, outputs, settings=_settings(), execution_id=execution_id)
-            while len(_ANNOUNCED) >= _ANNOUNCED_MAX:
-                _ANNOUNCED.pop(next(iter(_ANNOUNCED)))
-            _ANNOUNCED[execution_id] = result
+            with _ANNOUNCED_LOCK:
+                while len(_ANNOUNCED) >= _ANNOUNCED_MAX:
+                    _ANNOUNCED.pop(next(iter(_ANNOUNCED)))
+                _ANNOUNCED[execution_id] = result
 
         def retrieve(self, execution_id: str) -> dict[str, Any] | None:
             try:
@@ -313,7 +362,8 @@ def _formatter_hook(original: Callable[..., str]) -> Callable[..., str]:
     def format_structure_output(*args: Any, **kwargs: Any) -> str:
         execution_id = kwargs.get("execution_id", args[7] if len(args) > 7 else None)
         output_mode = kwargs.get("output_mode", args[8] if len(args) > 8 else "smart")
-        result = _ANNOUNCED.pop(execution_id, None) if execution_id else None
+        with _ANNOUNCED_LOCK:
+            result = _ANNOUNCED.pop(execution_id, None) if execution_id else None
         if result is None or output_mode == "full":  # "full" asks for every value: pflow's own display
             return original(*args, **kwargs)
         elapsed = kwargs.get("execution_time_ms", args[4] if len(args) > 4 else None)
@@ -331,13 +381,33 @@ def _read_values(execution_id: str, field_paths: list[str]) -> tuple[dict[str, A
     """
     from pflow_structure.service import read_fields_detailed
 
+    ours = {path: _as_our_path(path) for path in field_paths}
     try:
-        readout = read_fields_detailed(execution_id, field_paths, settings=_settings())
+        readout = read_fields_detailed(execution_id, list(ours.values()), settings=_settings())
     except InvalidExecutionIdError:
         raise
     except ExecutionNotFoundError:
         return None
-    return readout.values, readout.errors
+    values = {path: readout.values[ours[path]] for path in field_paths}
+    errors = {path: readout.errors[ours[path]] for path in field_paths if ours[path] in readout.errors}
+    return values, errors
+
+
+def _as_our_path(path: str) -> str:
+    """A path pflow users write, in our grammar when ours reads it differently.
+
+    pflow reads ``stdout.9lives`` and ``k.0`` as keys; our grammar wants ``["9lives"]``. Paths
+    our grammar parses are kept as they are ([*], negative indices, JSONPath work too).
+    """
+    from pflow_structure.errors import PathSyntaxError
+    from pflow_structure.paths import format_path, parse_path
+
+    try:
+        parse_path(path)
+        return path
+    except PathSyntaxError:
+        segments = _pflow_segments(_pflow_split(path)) if isinstance(path, str) else None
+        return format_path(segments) if segments else path
 
 
 def _read_fields_command(original: Callable[..., Any]) -> Callable[..., Any]:

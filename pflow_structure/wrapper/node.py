@@ -114,8 +114,9 @@ class StructureOnlyNodeWrapper:
         """Cache ``outputs`` and return what goes to ``shared[node_id]``.
 
         A :class:`CachedOutputs` view normally; the outputs themselves (with ``_structure`` and
-        ``_execution_id`` added) when the cache could not store them, with a warning, since
-        dropping them would lose data.
+        ``_execution_id`` added) when the cache could not store them or could store them only
+        changed (nested deeper than the encoder keeps, cycles), with a warning, since dropping
+        them would lose data.
         """
         from pflow_structure.service import capture_outputs
 
@@ -123,9 +124,12 @@ class StructureOnlyNodeWrapper:
         cache = self.cache or settings.cache()
         captured = capture_outputs(self.node_type, self._params_to_record(), outputs, settings=settings, cache=cache)
         result = captured.result
-        if not captured.cached:
+        if not captured.cached or captured.notes:
+            # Not readable back, or readable only as changed (a cut, a cycle, a huge int as hex):
+            # the node's own values stay in memory, so downstream nodes see what they would without us.
+            why = " ".join(result.get("warnings", [])) if not captured.cached else "; ".join(captured.notes[:3])
             warnings.warn(
-                f"structure-only node {self.node_id!r}: " + " ".join(result.get("warnings", [])),
+                f"structure-only node {self.node_id!r} keeps its outputs in memory: {why}",
                 RuntimeWarning,
                 stacklevel=3,
             )

@@ -85,9 +85,27 @@ class CachedOutputs(dict):  # type: ignore[type-arg]
 
     def read(self, *paths: str) -> dict[str, Any]:
         """``read_fields`` on this execution: ``{path: value}``, only what was asked for."""
-        from pflow_structure.service import read_fields
+        values: dict[str, Any] = self.read_detailed(*paths).values
+        return values
 
-        return read_fields(self.execution_id, list(paths), cache=self._cache)
+    def read_detailed(self, *paths: str) -> Any:
+        """``read_fields_detailed`` on this execution (values, and why a value is None).
+
+        The TTL does not apply (the workflow that wrote the entry is still using it); an entry
+        deleted meanwhile raises the cache's error with this node's name and the way out.
+        """
+        from pflow_structure.errors import ExecutionNotFoundError
+        from pflow_structure.service import read_fields_detailed
+
+        try:
+            return read_fields_detailed(self.execution_id, list(paths), cache=_Unexpiring(self._cache))  # type: ignore[arg-type]
+        except ExecutionNotFoundError as exc:
+            raise ExecutionNotFoundError(
+                self.execution_id,
+                f"the cached outputs of structure-only node {self.node_id!r} were deleted while the workflow still "
+                "needed them: another process pruned or cleared the cache",
+                fix="Raise PFLOW_STRUCTURE_MAX_CACHE_SIZE, or run the node without structure_only.",
+            ) from exc
 
     def materialize(self) -> dict[str, Any]:
         """Every output as a plain, mutable dict (the metadata keys left out)."""
@@ -95,10 +113,9 @@ class CachedOutputs(dict):  # type: ignore[type-arg]
 
     def _read_key(self, key: str) -> Any:
         from pflow_structure.paths import quote_key
-        from pflow_structure.service import read_fields_detailed
 
         path = quote_key(key)
-        readout = read_fields_detailed(self.execution_id, [path], cache=self._cache)
+        readout = self.read_detailed(path)
         if path in readout.errors:  # only if the entry changed on disk since it was written
             raise KeyError(f"{key!r}: {readout.errors[path]}")
         return readout.values[path]
@@ -168,6 +185,11 @@ class CachedOutputs(dict):  # type: ignore[type-arg]
     def __ror__(self, other: Any) -> Any:
         return other | dict(self._pairs())
 
+    def __str__(self) -> str:
+        """The text of the plain dict (``print(view)`` shows the data, as for the dict it stands for);
+        ``repr`` stays short for logs and debuggers."""
+        return repr(dict(self._pairs()))
+
     def __repr__(self) -> str:
         lazy = sorted(self._lazy)
         shown = ", ".join(repr(k) for k in lazy[:8]) + (", ..." if len(lazy) > 8 else "")
@@ -216,6 +238,16 @@ class CachedOutputs(dict):  # type: ignore[type-arg]
 
     __setitem__ = __delitem__ = __ior__ = _refuse
     clear = pop = popitem = setdefault = update = _refuse
+
+
+class _Unexpiring:
+    """The cache as the view reads it: TTL not checked (see :meth:`CachedOutputs.read_detailed`)."""
+
+    def __init__(self, cache: ExecutionCache) -> None:
+        self.cache = cache
+
+    def get(self, execution_id: str) -> Any:
+        return self.cache.get(execution_id, check_ttl=False)
 
 
 def _rebuild_view(arguments: dict[str, Any]) -> CachedOutputs:

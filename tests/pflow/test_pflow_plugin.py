@@ -128,8 +128,8 @@ def test_downstream_templates_are_resolved_with_read_fields(monkeypatch: pytest.
     monkeypatch.setattr(service, "read_fields_detailed", counting)
     plugin.install()
     _run_ir(_ir(), issues_file=str(ISSUES))
-    assert {"stdout[0].title", "stdout[2].labels[0].name", "stdout[1].user.login"} <= set(asked)
-    assert "stdout" in asked  # ${load.stdout} as a whole, for the count step
+    # each template read once (pflow asks "does it exist?" and then "what is it?": one read)
+    assert sorted(asked) == ["stdout", "stdout[0].title", "stdout[1].user.login", "stdout[2].labels[0].name"]
 
 
 def test_the_cache_holds_the_execution_as_a_private_file(isolated_cache: Path) -> None:
@@ -244,6 +244,31 @@ def test_a_structure_only_value_other_than_true_or_false_is_a_compilation_error(
     with pytest.raises(CompilationError) as caught:
         _compile(ir, issues_file=str(ISSUES))
     assert "structure_only param of node 'load' must be true or false, not 'sometimes'" in str(caught.value)
+
+
+def test_structure_only_without_namespacing_is_a_compilation_error() -> None:
+    from pflow.runtime.compiler import CompilationError
+
+    ir = _ir()
+    ir["nodes"], ir["edges"], ir["outputs"] = ir["nodes"][:1], [], {}
+    ir["enable_namespacing"] = False
+    plugin.install()
+    with pytest.raises(CompilationError) as caught:
+        _compile(ir, issues_file=str(ISSUES))
+    assert "structure_only on node 'load' needs namespacing" in str(caught.value)
+
+
+def test_read_fields_reads_keys_the_way_pflow_writes_them() -> None:
+    from pflow.mcp_server.services.field_service import FieldService
+
+    plugin.install()
+    from pflow.core.execution_cache import ExecutionCache
+
+    cache = ExecutionCache()
+    execution_id = cache.generate_execution_id()
+    cache.store(execution_id, "shell", {}, {"stdout": {"9lives": 1, "k": {"0": "zero"}, "a b": 2}})
+    text = FieldService.read_fields(execution_id, ["stdout.9lives", "stdout.k.0", "stdout.a b"])
+    assert text.splitlines() == ["stdout.9lives: 1", "stdout.k.0: zero", "stdout.a b: 2"]
 
 
 def test_pflow_does_not_warn_that_structure_only_is_an_unknown_parameter() -> None:
