@@ -210,6 +210,21 @@ def nodes(as_json: bool) -> None:
         click.echo(f"{item['name']:<{width}}  {item['description']}{source}")
 
 
+@main.command(context_settings=CONTEXT_SETTINGS)
+@click.pass_context
+@_fails_cleanly
+def serve(ctx: click.Context) -> None:
+    """Serve the registry tools over MCP (stdio), for agents.
+
+    Tools: registry_run (execution id + structure, as `run --json` prints it), read_fields
+    ({path: value}) and list_nodes. Put this in an MCP client's configuration, e.g.
+    {"command": "pflow-structure", "args": ["serve"]}; see examples/mcp/.
+    """
+    from pflow_structure.mcp.server import build_server
+
+    build_server(_settings(ctx)).run()
+
+
 @main.command(
     "pflow",
     context_settings={**CONTEXT_SETTINGS, "ignore_unknown_options": True, "help_option_names": []},

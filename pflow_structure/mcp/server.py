@@ -1,0 +1,112 @@
+"""``pflow-structure serve``: the registry tools over MCP, answering as the CLI does.
+
+Each tool calls the one service (:mod:`pflow_structure.service`) and returns a
+``CallToolResult`` built here: the dict as ``structuredContent`` and its compact JSON as the
+one text block (no pretty-printed copy, no declared output schema that a trimmed answer could
+break). Our errors come back with ``isError`` and the words the CLI prints.
+
+No ``from __future__ import annotations`` here: the SDK reads the tools' annotations (the
+parameter descriptions) at registration, and the types they name are imported inside
+:func:`build_server`, so that importing this module does not import ``mcp``.
+"""
+
+import asyncio
+import json
+from collections.abc import Callable
+from typing import Annotated, Any
+
+from pflow_structure.settings import Settings
+
+INSTRUCTIONS = (
+    "Structure first, values on demand. Call registry_run to run a node: you get an execution_id and the "
+    "structure of its output (template paths such as result[0].title with types, counts and lengths), never "
+    "the values. Then call read_fields with the execution_id and only the paths you need. list_nodes shows "
+    "what can be run."
+)
+
+
+def build_server(settings: Settings | None = None) -> Any:
+    """The MCP server object (``FastMCP`` on mcp 1.x, ``MCPServer`` on 2.x) with our tools."""
+    from mcp.types import CallToolResult
+    from pydantic import Field
+
+    from pflow_structure.mcp.compat import server_class
+
+    server = server_class()("pflow-structure", instructions=INSTRUCTIONS)
+
+    async def registry_run(
+        node_type: Annotated[
+            str, Field(description="Name of the node to run, as list_nodes shows it, e.g. read-json.")
+        ],
+        parameters: Annotated[
+            dict[str, Any] | None,
+            Field(description='The node\'s parameters, e.g. {"path": "data.json"} for read-json.'),
+        ] = None,
+    ) -> CallToolResult:
+        """Run a node and get its execution_id and the structure of its output, not the values.
+
+        The structure maps template paths (result[0].title; [0] stands for every list item) to
+        their type and statistics. Read values afterwards with read_fields.
+        """
+        from pflow_structure.service import registry_run as run
+
+        answer: CallToolResult = await _answer(lambda: run(node_type, parameters or {}, settings=settings))
+        return answer
+
+    async def read_fields(
+        execution_id: Annotated[str, Field(description="The execution_id registry_run returned.")],
+        field_paths: Annotated[
+            list[str],
+            Field(
+                description="Paths to read, e.g. ['result[0].title', 'result[*].number']: [*] for every item, "
+                "negative indices, or JSONPath starting with $."
+            ),
+        ],
+        limit: Annotated[int | None, Field(description="Most items returned per [*] or JSONPath path.", ge=0)] = None,
+        offset: Annotated[int, Field(description="Items to skip first, for paging [*] paths.", ge=0)] = 0,
+    ) -> CallToolResult:
+        """Read the values at chosen paths of an execution: {path: value}; null where a path finds nothing."""
+        from pflow_structure.service import read_fields as read
+
+        answer: CallToolResult = await _answer(
+            lambda: read(execution_id, list(field_paths), limit=limit, offset=offset, settings=settings)
+        )
+        return answer
+
+    async def list_nodes() -> CallToolResult:
+        """List the nodes registry_run can run: name and one line each."""
+        from pflow_structure.service import list_nodes as listing
+
+        answer: CallToolResult = await _answer(
+            lambda: {"nodes": [{"name": n["name"], "description": n["description"]} for n in listing()]}
+        )
+        return answer
+
+    for tool in (registry_run, read_fields, list_nodes):
+        server.tool(name=tool.__name__, description=tool.__doc__)(tool)
+    return server
+
+
+async def _answer(call: Callable[[], Any]) -> Any:
+    """Run a service call off the event loop; our errors become isError results with the CLI's words."""
+    from pflow_structure.errors import StructureError
+    from pflow_structure.mcp.compat import tool_result
+
+    try:
+        value = await asyncio.to_thread(call)
+    except StructureError as exc:
+        return tool_result(None, f"Error: {exc}", is_error=True)
+    safe = json.loads(compact_json(value))  # bytes as base64, as read-fields --json prints them
+    return tool_result(safe, compact_json(value))
+
+
+def compact_json(value: Any) -> str:
+    """Compact JSON; bytes as base64; a lone surrogate escaped so the text stays valid UTF-8."""
+    from pflow_structure.cli_fast import _json_default
+
+    text = json.dumps(value, ensure_ascii=False, separators=(",", ":"), default=_json_default)
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        text = json.dumps(value, separators=(",", ":"), default=_json_default)
+    return text

@@ -1,0 +1,119 @@
+"""`pflow-structure serve` started for real over stdio, driven by the SDK's own client."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import subprocess
+import sys
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+import pytest
+
+from tests.conftest import EXAMPLES_DATA
+
+ISSUES = str(EXAMPLES_DATA / "github_issues.json")
+
+
+def _in_session(work: Callable[[Any], Awaitable[Any]]) -> Any:
+    """Start the server as a subprocess, initialise a ClientSession, run ``work`` with it."""
+    from mcp import ClientSession, StdioServerParameters
+    from mcp.client.stdio import stdio_client
+
+    async def main() -> Any:
+        server = StdioServerParameters(
+            command=sys.executable, args=["-m", "pflow_structure", "serve"], env=dict(os.environ)
+        )
+        async with stdio_client(server) as (read, write), ClientSession(read, write) as client:
+            await client.initialize()
+            return await work(client)
+
+    return asyncio.run(asyncio.wait_for(main(), timeout=120))
+
+
+def _plain(result: Any) -> dict[str, Any]:
+    """A tool result as the wire has it (camelCase), whatever the SDK major."""
+    dumped: dict[str, Any] = result.model_dump(by_alias=True, exclude_none=True, mode="json")
+    return dumped
+
+
+def _call(name: str, arguments: dict[str, Any]) -> dict[str, Any]:
+    async def work(client: Any) -> Any:
+        return _plain(await client.call_tool(name, arguments))
+
+    result: dict[str, Any] = _in_session(work)
+    return result
+
+
+def test_the_server_lists_three_tools_each_with_a_description_on_every_parameter() -> None:
+    async def work(client: Any) -> Any:
+        return (await client.list_tools()).tools
+
+    tools = {tool["name"]: tool for tool in (_plain(t) for t in _in_session(work))}
+    assert sorted(tools) == ["list_nodes", "read_fields", "registry_run"]
+    for tool in tools.values():
+        assert tool["description"].strip()
+        for name, schema in tool["inputSchema"].get("properties", {}).items():
+            assert schema.get("description"), f"{tool['name']}.{name} has no description"
+        assert "outputSchema" not in tool  # a trimmed answer never breaks a schema
+
+
+def test_registry_run_returns_what_run_json_prints() -> None:
+    result = _call("registry_run", {"node_type": "read-json", "parameters": {"path": ISSUES}})
+    cli = subprocess.run(
+        [sys.executable, "-m", "pflow_structure", "run", "read-json", f"path={ISSUES}", "--json"],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    expected = json.loads(cli.stdout)
+    structured = result["structuredContent"]
+    assert result["isError"] is False
+    assert structured["execution_id"] != expected["execution_id"]  # two runs, two executions
+    structured.pop("execution_id"), expected.pop("execution_id")
+    assert structured == expected
+    (text,) = [block["text"] for block in result["content"]]
+    assert json.loads(text)["structure"] == expected["structure"]
+    assert "\n" not in text  # compact JSON, not a pretty copy
+
+
+def test_read_fields_reads_what_registry_run_cached() -> None:
+    async def work(client: Any) -> Any:
+        ran = _plain(await client.call_tool("registry_run", {"node_type": "read-json", "parameters": {"path": ISSUES}}))
+        execution_id = ran["structuredContent"]["execution_id"]
+        arguments = {"execution_id": execution_id, "field_paths": ["result[0].title", "result[*].number"], "limit": 3}
+        return _plain(await client.call_tool("read_fields", arguments))
+
+    result = _in_session(work)
+    assert result["structuredContent"] == {
+        "result[0].title": "Different results from Betamax vs Requests",
+        "result[*].number": [150, 149, 148],
+    }
+
+
+def test_list_nodes_names_the_built_in_nodes() -> None:
+    result = _call("list_nodes", {})
+    names = [node["name"] for node in result["structuredContent"]["nodes"]]
+    assert {"read-json", "shell", "http"} <= set(names)
+
+
+@pytest.mark.parametrize(
+    ("tool", "arguments", "words"),
+    [
+        ("registry_run", {"node_type": "read-jsn"}, "Error: Unknown node type 'read-jsn'. Did you mean read-json?"),
+        (
+            "read_fields",
+            {"execution_id": "exec-1700000000-00000000", "field_paths": ["a"]},
+            "Error: Execution not found",
+        ),
+        ("read_fields", {"execution_id": "../../etc/passwd", "field_paths": ["a"]}, "is not a valid execution id"),
+        ("registry_run", {"node_type": "read-json", "parameters": {}}, "Error: Node 'read-json' failed: missing"),
+    ],
+)
+def test_errors_come_back_as_tool_errors_with_the_cli_words(tool: str, arguments: dict[str, Any], words: str) -> None:
+    result = _call(tool, arguments)
+    assert result["isError"] is True
+    (text,) = [block["text"] for block in result["content"]]
+    assert words in text
