@@ -211,18 +211,37 @@ def nodes(as_json: bool) -> None:
 
 
 @main.command(context_settings=CONTEXT_SETTINGS)
+@click.option(
+    "--http", "use_http", is_flag=True, help="Serve streamable HTTP at http://HOST:PORT/mcp instead of stdio."
+)
+@click.option("--host", default="127.0.0.1", show_default=True, help="Address to listen on with --http.")
+@click.option("--port", type=click.IntRange(0, 65535), default=8765, show_default=True, help="Port for --http.")
+@click.option(
+    "--token",
+    envvar="PFLOW_STRUCTURE_MCP_TOKEN",
+    help="Bearer token HTTP clients must send [env PFLOW_STRUCTURE_MCP_TOKEN]; required off loopback.",
+)
 @click.pass_context
 @_fails_cleanly
-def serve(ctx: click.Context) -> None:
-    """Serve the registry tools over MCP (stdio), for agents.
+def serve(ctx: click.Context, use_http: bool, host: str, port: int, token: str | None) -> None:
+    """Serve the registry tools over MCP (stdio, or --http), for agents.
 
     Tools: registry_run (execution id + structure, as `run --json` prints it), read_fields
     ({path: value}) and list_nodes. Put this in an MCP client's configuration, e.g.
     {"command": "pflow-structure", "args": ["serve"]}; see examples/mcp/.
     """
-    from pflow_structure.mcp.server import build_server
+    from pflow_structure.mcp.server import LOOPBACK, build_server, serve_http
 
-    build_server(_settings(ctx)).run()
+    if not use_http:
+        build_server(_settings(ctx)).run()
+        return
+    if host not in LOOPBACK and not token:
+        raise click.UsageError(
+            f"--host {host} is not a loopback address: anyone who can reach it could run nodes. "
+            "Set a bearer token (PFLOW_STRUCTURE_MCP_TOKEN=... or --token) or keep --host 127.0.0.1."
+        )
+    click.echo(f"pflow-structure MCP server at http://{host}:{port}/mcp", err=True)
+    serve_http(_settings(ctx), host, port, token)
 
 
 @main.command(

@@ -117,3 +117,104 @@ def test_errors_come_back_as_tool_errors_with_the_cli_words(tool: str, arguments
     assert result["isError"] is True
     (text,) = [block["text"] for block in result["content"]]
     assert words in text
+
+
+# -- streamable HTTP ---------------------------------------------------------------------------
+
+
+def _free_port() -> int:
+    import socket
+
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port: int = sock.getsockname()[1]
+        return port
+
+
+def _start_http(*extra: str, env: dict[str, str] | None = None) -> tuple[subprocess.Popen[str], str]:
+    import socket
+    import time
+
+    port = _free_port()
+    process = subprocess.Popen(
+        [sys.executable, "-m", "pflow_structure", "serve", "--http", "--port", str(port), *extra],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env={**os.environ, **(env or {})},
+    )
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        assert process.poll() is None, process.communicate()[1]
+        try:
+            socket.create_connection(("127.0.0.1", port), timeout=1).close()
+            return process, f"http://127.0.0.1:{port}/mcp"
+        except OSError:
+            time.sleep(0.2)
+    process.kill()
+    raise AssertionError("the HTTP server did not start listening within 60 s")
+
+
+def _http_call(url: str, name: str, arguments: dict[str, Any], headers: dict[str, str] | None = None) -> Any:
+    import importlib
+
+    from mcp import ClientSession
+    from mcp.client.streamable_http import streamable_http_client
+
+    # mcp 2.x ships its own httpx fork (httpx2); 1.x uses httpx.
+    try:
+        httpx: Any = importlib.import_module("httpx2")
+    except ImportError:
+        httpx = importlib.import_module("httpx")
+
+    async def main() -> Any:
+        async with (
+            httpx.AsyncClient(headers=headers or {}) as http,
+            streamable_http_client(url, http_client=http) as streams,
+            ClientSession(streams[0], streams[1]) as client,
+        ):
+            await client.initialize()
+            return _plain(await client.call_tool(name, arguments))
+
+    return asyncio.run(asyncio.wait_for(main(), timeout=60))
+
+
+def test_http_serves_the_same_tools_on_loopback() -> None:
+    process, url = _start_http()
+    try:
+        result = _http_call(url, "list_nodes", {})
+    finally:
+        process.terminate()
+        process.wait(timeout=30)
+    assert "read-json" in [node["name"] for node in result["structuredContent"]["nodes"]]
+
+
+def test_http_with_a_token_refuses_requests_without_it() -> None:
+    import urllib.error
+    import urllib.request
+
+    process, url = _start_http(env={"PFLOW_STRUCTURE_MCP_TOKEN": "s3cret-token"})
+    try:
+        request = urllib.request.Request(url, data=b"{}", headers={"Content-Type": "application/json"})
+        with pytest.raises(urllib.error.HTTPError) as refused:
+            urllib.request.urlopen(request, timeout=10)
+        assert refused.value.code == 401
+        result = _http_call(url, "list_nodes", {}, headers={"Authorization": "Bearer s3cret-token"})
+    finally:
+        process.terminate()
+        process.wait(timeout=30)
+    assert result["isError"] is False
+
+
+def test_http_refuses_a_non_loopback_address_without_a_token() -> None:
+    env = {k: v for k, v in os.environ.items() if k != "PFLOW_STRUCTURE_MCP_TOKEN"}
+    refused = subprocess.run(
+        [sys.executable, "-m", "pflow_structure", "serve", "--http", "--host", "0.0.0.0"],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=60,
+    )
+    assert refused.returncode == 2
+    assert "--host 0.0.0.0 is not a loopback address" in refused.stderr
+    assert "PFLOW_STRUCTURE_MCP_TOKEN" in refused.stderr

@@ -36,3 +36,23 @@ def tool_result(structured: Any, text: str, *, is_error: bool = False) -> Any:
     if structured is not None:
         fields["structuredContent"] = structured
     return types.CallToolResult(**fields)
+
+
+def new_server(name: str, instructions: str, host: str) -> Any:
+    """The server object; mcp 1.x decides DNS-rebinding protection from ``host`` at construction."""
+    import inspect
+
+    cls = server_class()
+    options: dict[str, Any] = {"instructions": instructions}
+    if "host" in inspect.signature(cls.__init__).parameters:
+        options["host"] = host
+    return cls(name, **options)
+
+
+def http_app(server: Any, host: str) -> Any:
+    """The streamable-HTTP ASGI app (path ``/mcp``); mcp 2.x takes ``host`` here instead."""
+    import inspect
+
+    if "host" in inspect.signature(server.streamable_http_app).parameters:
+        return server.streamable_http_app(host=host)
+    return server.streamable_http_app()

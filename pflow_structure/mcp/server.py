@@ -25,14 +25,14 @@ INSTRUCTIONS = (
 )
 
 
-def build_server(settings: Settings | None = None) -> Any:
+def build_server(settings: Settings | None = None, *, host: str = "127.0.0.1") -> Any:
     """The MCP server object (``FastMCP`` on mcp 1.x, ``MCPServer`` on 2.x) with our tools."""
     from mcp.types import CallToolResult
     from pydantic import Field
 
-    from pflow_structure.mcp.compat import server_class
+    from pflow_structure.mcp.compat import new_server
 
-    server = server_class()("pflow-structure", instructions=INSTRUCTIONS)
+    server = new_server("pflow-structure", INSTRUCTIONS, host)
 
     async def registry_run(
         node_type: Annotated[
@@ -110,3 +110,42 @@ def compact_json(value: Any) -> str:
     except UnicodeEncodeError:
         text = json.dumps(value, separators=(",", ":"), default=_json_default)
     return text
+
+
+LOOPBACK = ("127.0.0.1", "localhost", "::1")
+
+
+def serve_http(settings: Settings | None, host: str, port: int, token: str | None) -> None:
+    """Streamable HTTP at ``http://HOST:PORT/mcp``; a bearer token is required when ``token`` is set."""
+    import uvicorn
+
+    from pflow_structure.mcp.compat import http_app
+
+    app = http_app(build_server(settings, host=host), host)
+    uvicorn.run(BearerAuth(app, token) if token else app, host=host, port=port, log_level="warning")
+
+
+class BearerAuth:
+    """ASGI middleware: HTTP requests without ``Authorization: Bearer TOKEN`` get 401."""
+
+    def __init__(self, app: Any, token: str) -> None:
+        self.app = app
+        self.expected = f"Bearer {token}".encode()
+
+    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
+        import hmac
+
+        if scope["type"] == "http":
+            given = next((value for name, value in scope["headers"] if name == b"authorization"), b"")
+            if not hmac.compare_digest(given, self.expected):
+                await send(
+                    {
+                        "type": "http.response.start",
+                        "status": 401,
+                        "headers": [(b"content-type", b"application/json"), (b"www-authenticate", b"Bearer")],
+                    }
+                )
+                body = b'{"error": "send Authorization: Bearer <the token in PFLOW_STRUCTURE_MCP_TOKEN>"}'
+                await send({"type": "http.response.body", "body": body})
+                return
+        await self.app(scope, receive, send)
