@@ -218,3 +218,17 @@ def test_http_refuses_a_non_loopback_address_without_a_token() -> None:
     assert refused.returncode == 2
     assert "--host 0.0.0.0 is not a loopback address" in refused.stderr
     assert "PFLOW_STRUCTURE_MCP_TOKEN" in refused.stderr
+
+
+def test_a_node_that_prints_cannot_corrupt_the_stdio_channel(capsys: pytest.CaptureFixture[str]) -> None:
+    from pflow_structure.mcp.server import _answer
+
+    def noisy() -> dict[str, int]:
+        print("debug output from a node")
+        return {"ok": 1}
+
+    result = _plain(asyncio.run(_answer(noisy)))
+    captured = capsys.readouterr()
+    assert captured.out == ""
+    assert "debug output from a node" in captured.err
+    assert result["structuredContent"] == {"ok": 1}

@@ -93,11 +93,21 @@ async def _answer(call: Callable[[], Any]) -> Any:
     from pflow_structure.mcp.compat import tool_result
 
     try:
-        value = await asyncio.to_thread(call)
+        value = await asyncio.to_thread(_quietly, call)
     except StructureError as exc:
         return tool_result(None, f"Error: {exc}", is_error=True)
     safe = json.loads(compact_json(value))  # bytes as base64, as read-fields --json prints them
     return tool_result(safe, compact_json(value))
+
+
+def _quietly(call: Callable[[], Any]) -> Any:
+    """Run ``call`` with print() going to stderr: on stdio, stdout is the protocol channel, and a
+    node that prints would corrupt it (the transport holds its own handle, so this is safe)."""
+    import contextlib
+    import sys
+
+    with contextlib.redirect_stdout(sys.stderr):
+        return call()
 
 
 def compact_json(value: Any) -> str:
