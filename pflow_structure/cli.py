@@ -261,7 +261,7 @@ def pflow_command(ctx: click.Context, pflow_args: Sequence[str]) -> None:
     `read-fields` and pflow's MCP server use pflow-structure's cache and structure:
 
     \b
-      pflow-structure pflow examples/pflow/structure_only.json
+      pflow-structure pflow examples/pflow/issue_titles.pflow.md issues_file=examples/data/github_issues.json
       pflow-structure pflow registry run shell command='ls -la'
       pflow-structure pflow read-fields EXECUTION_ID stdout
     """

@@ -154,13 +154,14 @@ def read_fields_output(args: ReadFieldsArgs) -> tuple[str, list[str]]:
     return text, []
 
 
-def format_json(value: Any) -> str:
-    """Indented JSON; bytes as base64; a lone surrogate escaped so the output stays valid UTF-8."""
-    text = json.dumps(value, ensure_ascii=False, indent=2, default=_json_default)
+def format_json(value: Any, *, compact: bool = False) -> str:
+    """Indented (or compact) JSON; bytes as base64; a lone surrogate escaped so the output stays valid UTF-8."""
+    layout: dict[str, Any] = {"separators": (",", ":")} if compact else {"indent": 2}
+    text = json.dumps(value, ensure_ascii=False, default=_json_default, **layout)
     try:
         text.encode("utf-8")
     except UnicodeEncodeError:
-        text = json.dumps(value, indent=2, default=_json_default)
+        text = json.dumps(value, default=_json_default, **layout)
     return text
 
 

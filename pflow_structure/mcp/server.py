@@ -96,8 +96,8 @@ async def _answer(call: Callable[[], Any]) -> Any:
         value = await asyncio.to_thread(_quietly, call)
     except StructureError as exc:
         return tool_result(None, f"Error: {exc}", is_error=True)
-    safe = json.loads(compact_json(value))  # bytes as base64, as read-fields --json prints them
-    return tool_result(safe, compact_json(value))
+    text = compact_json(value)
+    return tool_result(json.loads(text), text)  # structuredContent from the same JSON: bytes as base64
 
 
 def _quietly(call: Callable[[], Any]) -> Any:
@@ -111,15 +111,10 @@ def _quietly(call: Callable[[], Any]) -> Any:
 
 
 def compact_json(value: Any) -> str:
-    """Compact JSON; bytes as base64; a lone surrogate escaped so the text stays valid UTF-8."""
-    from pflow_structure.cli_fast import _json_default
+    """Compact JSON, encoded as ``read-fields --json`` encodes (bytes as base64, surrogates escaped)."""
+    from pflow_structure.cli_fast import format_json
 
-    text = json.dumps(value, ensure_ascii=False, separators=(",", ":"), default=_json_default)
-    try:
-        text.encode("utf-8")
-    except UnicodeEncodeError:
-        text = json.dumps(value, separators=(",", ":"), default=_json_default)
-    return text
+    return format_json(value, compact=True)
 
 
 LOOPBACK = ("127.0.0.1", "localhost", "::1")

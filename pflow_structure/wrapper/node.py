@@ -64,9 +64,10 @@ class StructureOnlyNodeWrapper:
         cache: Any = None,
     ) -> None:
         own = object.__setattr__
+        class_name = type(_innermost(node)).__name__
         own(self, "inner_node", node)
-        own(self, "node_id", node_id or type(_innermost(node)).__name__)
-        own(self, "node_type", node_type or type(_innermost(node)).__name__)
+        own(self, "node_id", node_id or class_name)
+        own(self, "node_type", node_type or class_name)
         own(self, "namespace", namespace)
         own(self, "settings", settings)
         own(self, "cache", cache)
