@@ -244,6 +244,45 @@ def serve(ctx: click.Context, use_http: bool, host: str, port: int, token: str |
     serve_http(_settings(ctx), host, port, token)
 
 
+@main.command(context_settings={**CONTEXT_SETTINGS, "ignore_unknown_options": True})
+@click.option(
+    "--budget",
+    type=click.IntRange(1),
+    default=1000,
+    show_default=True,
+    envvar="PFLOW_STRUCTURE_PROXY_BUDGET",
+    help="Largest result shown as is, in o200k tokens [env PFLOW_STRUCTURE_PROXY_BUDGET]; larger ones are "
+    "cached and answered with their structure.",
+)
+@click.option(
+    "--start-timeout",
+    type=click.FloatRange(min=1),
+    default=60.0,
+    show_default=True,
+    help="Seconds the downstream server may take to start and answer the MCP handshake.",
+)
+@click.argument("command", nargs=-1, required=True, type=click.UNPROCESSED, metavar="-- COMMAND [ARGS]...")
+@click.pass_context
+@_fails_cleanly
+def proxy(ctx: click.Context, budget: int, start_timeout: float, command: Sequence[str]) -> None:
+    """Put any stdio MCP server behind structure-first answers.
+
+    Starts COMMAND as the downstream server and offers its tools (same names, descriptions,
+    input schemas) plus read_fields; prompts and resources pass through. A result of at most
+    --budget tokens comes back as is (JSON re-encoded compactly when smaller); a larger one
+    is cached and answered with an execution id and its structure. If shaping a result fails,
+    the original comes back and a line goes to the failure log (PFLOW_STRUCTURE_FAILURE_LOG,
+    default ~/.pflow/logs/pflow-structure-failures.jsonl). In an MCP client's configuration:
+
+    \b
+      {"command": "pflow-structure",
+       "args": ["proxy", "--", "npx", "-y", "@modelcontextprotocol/server-filesystem", "/path/to/dir"]}
+    """
+    from pflow_structure.mcp.proxy import run
+
+    run(list(command), _settings(ctx), budget=budget, start_timeout=start_timeout)
+
+
 @main.command(
     "pflow",
     context_settings={**CONTEXT_SETTINGS, "ignore_unknown_options": True, "help_option_names": []},

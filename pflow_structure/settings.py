@@ -7,6 +7,7 @@ variable                            meaning                                  def
 ``PFLOW_STRUCTURE_TTL_HOURS``       hours an execution stays readable        24
 ``PFLOW_STRUCTURE_MAX_CACHE_SIZE``  cache size cap (bytes, or 500MB, 2GB)      1GB
 ``PFLOW_STRUCTURE_MAX_PATHS``       most paths listed in one structure        500
+``PFLOW_STRUCTURE_FAILURE_LOG``     failure log, JSON lines (failure_log.py)  ~/.pflow/logs/...
 ==================================  =======================================  ==============
 """
 
@@ -27,6 +28,8 @@ ENV_CACHE_DIR = "PFLOW_STRUCTURE_CACHE_DIR"
 ENV_TTL_HOURS = "PFLOW_STRUCTURE_TTL_HOURS"
 ENV_MAX_CACHE_SIZE = "PFLOW_STRUCTURE_MAX_CACHE_SIZE"
 ENV_MAX_PATHS = "PFLOW_STRUCTURE_MAX_PATHS"
+ENV_FAILURE_LOG = "PFLOW_STRUCTURE_FAILURE_LOG"
+_FIELDS = ("cache_dir", "ttl_hours", "max_cache_bytes", "max_paths", "failure_log")
 _UNITS = {"": 1, "b": 1, "kb": 1024, "mb": 1024**2, "gb": 1024**3, "tb": 1024**4}
 
 
@@ -37,7 +40,7 @@ class Settings:
     tenth of ``read-fields``' start-up.
     """
 
-    __slots__ = ("cache_dir", "max_cache_bytes", "max_paths", "ttl_hours")
+    __slots__ = ("cache_dir", "failure_log", "max_cache_bytes", "max_paths", "ttl_hours")
 
     def __init__(
         self,
@@ -45,18 +48,20 @@ class Settings:
         ttl_hours: float = DEFAULT_TTL_HOURS,
         max_cache_bytes: int = DEFAULT_MAX_BYTES,
         max_paths: int = DEFAULT_MAX_PATHS,
+        failure_log: Path | None = None,
     ) -> None:
         self.cache_dir = Path(cache_dir) if cache_dir is not None else default_cache_dir()
         self.ttl_hours = ttl_hours
         self.max_cache_bytes = max_cache_bytes
         self.max_paths = max_paths
+        self.failure_log = Path(failure_log) if failure_log is not None else default_failure_log()
 
-    def _fields(self) -> tuple[Path, float, int, int]:
-        return (self.cache_dir, self.ttl_hours, self.max_cache_bytes, self.max_paths)
+    def _fields(self) -> tuple[Path, float, int, int, Path]:
+        return (self.cache_dir, self.ttl_hours, self.max_cache_bytes, self.max_paths, self.failure_log)
 
     def replace(self, **changes: Any) -> Settings:
         """A copy with some fields changed: ``settings.replace(max_paths=50)``."""
-        fields = dict(zip(("cache_dir", "ttl_hours", "max_cache_bytes", "max_paths"), self._fields(), strict=True))
+        fields = dict(zip(_FIELDS, self._fields(), strict=True))
         unknown = set(changes) - set(fields)
         if unknown:
             raise TypeError(f"Settings has no field {sorted(unknown)[0]!r}")
@@ -71,7 +76,7 @@ class Settings:
     def __repr__(self) -> str:
         return (
             f"Settings(cache_dir={self.cache_dir!r}, ttl_hours={self.ttl_hours!r}, "
-            f"max_cache_bytes={self.max_cache_bytes!r}, max_paths={self.max_paths!r})"
+            f"max_cache_bytes={self.max_cache_bytes!r}, max_paths={self.max_paths!r}, failure_log={self.failure_log!r})"
         )
 
     @classmethod
@@ -87,10 +92,16 @@ class Settings:
             if env.get(ENV_MAX_CACHE_SIZE)
             else base.max_cache_bytes,
             max_paths=_whole_number(env, ENV_MAX_PATHS, base.max_paths),
+            failure_log=Path(env[ENV_FAILURE_LOG]).expanduser() if env.get(ENV_FAILURE_LOG) else base.failure_log,
         )
 
     def cache(self) -> ExecutionCache:
         return ExecutionCache(self.cache_dir, ttl_hours=self.ttl_hours, max_bytes=self.max_cache_bytes)
+
+
+def default_failure_log() -> Path:
+    """``~/.pflow/logs/pflow-structure-failures.jsonl``: beside pflow's own data."""
+    return Path.home() / ".pflow" / "logs" / "pflow-structure-failures.jsonl"
 
 
 def _number(env: Mapping[str, str], name: str, default: float) -> float:

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 PACKAGE = Path(__file__).resolve().parent.parent / "pflow_structure"
-CORE = ("paths", "encoding", "structure", "errors", "cache", "render", "filtering", "discovery")
+CORE = ("paths", "encoding", "structure", "errors", "cache", "render", "filtering", "discovery", "failure_log")
 ADAPTERS = ("cli", "cli_fast", "mcp", "service", "wrapper", "integrations", "settings", "registry", "nodes")
 THIRD_PARTY_HOME = {
     "click": {"cli"},

@@ -56,3 +56,86 @@ def http_app(server: Any, host: str) -> Any:
     if "host" in inspect.signature(server.streamable_http_app).parameters:
         return server.streamable_http_app(host=host)
     return server.streamable_http_app()
+
+
+# The low-level server, for the proxy: handlers take the request's params and return a result
+# model. mcp 1.x registers them in ``Server.request_handlers`` keyed by request class and wraps
+# results in ``ServerResult``; mcp 2.x takes them as ``on_*`` constructor arguments.
+_LOWLEVEL = {
+    "tools/list": ("on_list_tools", "ListToolsRequest"),
+    "tools/call": ("on_call_tool", "CallToolRequest"),
+    "prompts/list": ("on_list_prompts", "ListPromptsRequest"),
+    "prompts/get": ("on_get_prompt", "GetPromptRequest"),
+    "resources/list": ("on_list_resources", "ListResourcesRequest"),
+    "resources/templates/list": ("on_list_resource_templates", "ListResourceTemplatesRequest"),
+    "resources/read": ("on_read_resource", "ReadResourceRequest"),
+}
+
+
+def lowlevel_server(name: str, version: str, instructions: str | None, handlers: dict[str, Any]) -> Any:
+    """A low-level ``Server`` answering the methods in ``handlers`` (keys as in ``_LOWLEVEL``)."""
+    import inspect
+
+    from mcp import types
+    from mcp.server.lowlevel import Server
+
+    unknown = set(handlers) - set(_LOWLEVEL)
+    if unknown:
+        raise ValueError(f"no low-level handler for {sorted(unknown)}")
+    if "on_call_tool" in inspect.signature(Server.__init__).parameters:  # mcp 2.x
+        options = {_LOWLEVEL[method][0]: _drop_context(handler) for method, handler in handlers.items()}
+        return Server(name, version=version, instructions=instructions, **options)
+    server = Server(name, version=version, instructions=instructions)
+    for method, handler in handlers.items():
+        request_class = getattr(types, _LOWLEVEL[method][1])
+        handlers_1x = server.request_handlers  # type: ignore[attr-defined,unused-ignore]  # mcp 1.x only
+        handlers_1x[request_class] = _wrap_result(handler, types.ServerResult)
+    return server
+
+
+def _drop_context(handler: Any) -> Any:
+    async def call(_context: Any, params: Any) -> Any:
+        return await handler(params)
+
+    return call
+
+
+def _wrap_result(handler: Any, server_result: Any) -> Any:
+    async def call(request: Any) -> Any:
+        return server_result(await handler(request.params))
+
+    return call
+
+
+async def run_stdio(server: Any) -> None:
+    """Serve a low-level server on this process's stdin and stdout until the client leaves."""
+    from mcp.server.stdio import stdio_server
+
+    async with stdio_server() as (read_stream, write_stream):
+        await server.run(read_stream, write_stream, server.create_initialization_options())
+
+
+def protocol_error_class() -> type[Exception]:
+    """The exception a session raises for a JSON-RPC error (``MCPError`` in 2.x, ``McpError`` in 1.x);
+    raised from a server handler, it becomes the same JSON-RPC error for our client."""
+    from mcp.shared import exceptions
+
+    found: type[Exception] = getattr(exceptions, "MCPError", None) or getattr(exceptions, "McpError")  # noqa: B009
+    return found
+
+
+def to_dict(model: Any) -> dict[str, Any]:
+    """A protocol object as its JSON form (camelCase keys in both majors)."""
+    found: dict[str, Any] = model.model_dump(by_alias=True, exclude_none=True, mode="json")
+    return found
+
+
+def protocol_error(code: int, message: str) -> Exception:
+    """A JSON-RPC error to raise from a low-level handler."""
+    from mcp.types import ErrorData
+
+    cls: Any = protocol_error_class()
+    try:
+        return cls(ErrorData(code=code, message=message))  # type: ignore[no-any-return]  # mcp 1.x
+    except TypeError:
+        return cls(code, message)  # type: ignore[no-any-return]  # mcp 2.x

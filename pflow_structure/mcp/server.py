@@ -50,7 +50,7 @@ def build_server(settings: Settings | None = None, *, host: str = "127.0.0.1") -
         """
         from pflow_structure.service import registry_run as run
 
-        answer: CallToolResult = await _answer(lambda: run(node_type, parameters or {}, settings=settings))
+        answer: CallToolResult = await answer_from(lambda: run(node_type, parameters or {}, settings=settings))
         return answer
 
     async def read_fields(
@@ -68,7 +68,7 @@ def build_server(settings: Settings | None = None, *, host: str = "127.0.0.1") -
         """Read the values at chosen paths of an execution: {path: value}; null where a path finds nothing."""
         from pflow_structure.service import read_fields as read
 
-        answer: CallToolResult = await _answer(
+        answer: CallToolResult = await answer_from(
             lambda: read(execution_id, list(field_paths), limit=limit, offset=offset, settings=settings)
         )
         return answer
@@ -77,7 +77,7 @@ def build_server(settings: Settings | None = None, *, host: str = "127.0.0.1") -
         """List the nodes registry_run can run: name and one line each."""
         from pflow_structure.service import list_nodes as listing
 
-        answer: CallToolResult = await _answer(
+        answer: CallToolResult = await answer_from(
             lambda: {"nodes": [{"name": n["name"], "description": n["description"]} for n in listing()]}
         )
         return answer
@@ -87,7 +87,7 @@ def build_server(settings: Settings | None = None, *, host: str = "127.0.0.1") -
     return server
 
 
-async def _answer(call: Callable[[], Any]) -> Any:
+async def answer_from(call: Callable[[], Any]) -> Any:
     """Run a service call off the event loop; our errors become isError results with the CLI's words."""
     from pflow_structure.errors import StructureError
     from pflow_structure.mcp.compat import tool_result

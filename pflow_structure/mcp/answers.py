@@ -1,0 +1,174 @@
+"""What the proxy does to one downstream tool result, on plain dicts (no SDK types here).
+
+A result is the JSON form of a ``CallToolResult`` (``content``, ``structuredContent``,
+``isError``). :func:`shape_result` returns one of three answers:
+
+- ``passed``: the result unchanged (an error, non-text content, text that is not JSON and
+  fits the budget, or anything we could not handle);
+- ``compacted``: small enough to show (at most ``budget`` tokens), with its JSON text
+  re-encoded compactly because that is smaller;
+- ``cached``: larger than the budget; the value is stored in the execution cache and the
+  answer is the execution id, the structure and a one-line hint on reading fields.
+
+Tokens are counted as the agent would see them: every text block, plus ``structuredContent``
+unless it duplicates the text (equal to the parsed text, or a one-key wrapper around it, as
+server-filesystem's ``{"content": text}``), in which case it is counted once.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from typing import Any, NamedTuple
+
+DEFAULT_BUDGET = 1000
+
+TokenCounter = Callable[[str], int]
+Store = Callable[[str, dict[str, Any], Any], dict[str, Any]]
+
+
+class MalformedJSONError(ValueError):
+    """Text that looks like JSON (starts with ``{`` or ``[``) and does not parse."""
+
+
+class Shaped(NamedTuple):
+    """The answer for the agent, how it was made, and the token counts before and after."""
+
+    result: dict[str, Any]
+    kind: str  # "passed", "compacted" or "cached"
+    tokens_in: int
+    tokens_out: int
+
+
+def _compact(value: Any) -> str:
+    return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+
+
+def parse_text(text: str) -> tuple[bool, Any]:
+    """(True, value) when ``text`` is JSON, (False, text) when it is not JSON-like at all.
+
+    Raises :class:`MalformedJSONError` for text that starts like a JSON object or array but is
+    broken (a truncated answer, a server bug): the proxy then passes the result through as is.
+    """
+    stripped = text.strip()
+    if not stripped or stripped[0] not in "[{":
+        return False, text
+    try:
+        return True, json.loads(stripped)
+    except ValueError as exc:
+        raise MalformedJSONError(f"text starts like JSON but does not parse: {exc}") from None
+
+
+def duplicates_text(structured: Any, texts: list[str], parsed: list[Any]) -> bool:
+    """Whether ``structuredContent`` says nothing the text blocks do not already say."""
+    if len(texts) != 1:
+        return False
+    candidates = [parsed[0], texts[0]]
+    if structured in candidates:
+        return True
+    if isinstance(structured, dict) and len(structured) == 1:
+        (inner,) = structured.values()
+        return inner in candidates
+    return False
+
+
+def visible_tokens(result: dict[str, Any], count: TokenCounter) -> int:
+    """Tokens of what the agent reads: text blocks, plus structuredContent unless it is a duplicate."""
+    texts = [block.get("text", "") for block in result.get("content", []) if block.get("type") == "text"]
+    others = [block for block in result.get("content", []) if block.get("type") != "text"]
+    total = sum(count(text) for text in texts) + sum(count(_compact(block)) for block in others)
+    structured = result.get("structuredContent")
+    if structured is not None:
+        parsed = []
+        for text in texts:
+            try:
+                parsed.append(parse_text(text)[1])
+            except MalformedJSONError:
+                parsed.append(text)
+        if not duplicates_text(structured, texts, parsed):
+            total += count(_compact(structured))
+    return total
+
+
+def payload(result: dict[str, Any]) -> tuple[Any, bool] | None:
+    """The value a result carries and whether it came from JSON; None when it has non-text content.
+
+    One text block: its JSON, else structuredContent when that is more than a wrapper around the
+    text, else the text's lines. Several text blocks: a list with one value per block.
+    """
+    content = result.get("content", [])
+    if any(block.get("type") != "text" for block in content):
+        return None
+    texts = [block.get("text", "") for block in content]
+    decoded = [parse_text(text) for text in texts]
+    structured = result.get("structuredContent")
+    parsed = [value for _, value in decoded]
+    if len(texts) == 1:
+        is_json, value = decoded[0]
+        if is_json:
+            return value, True
+        if structured is not None and not duplicates_text(structured, texts, parsed):
+            return structured, True
+        return value.splitlines(), False
+    if not texts and structured is not None:
+        return structured, True
+    return parsed, any(is_json for is_json, _ in decoded)
+
+
+def hint(execution_id: str, example_path: str, tokens: int) -> str:
+    return (
+        f"Too large to show ({tokens:,} tokens). "
+        f'Read only what you need: read_fields(execution_id="{execution_id}", '
+        f'field_paths=["{example_path}"]); [*] reads every item, limit/offset page.'
+    )
+
+
+def _example_path(structure: dict[str, Any]) -> str:
+    """A leaf path to show in the hint: the first string field, else the first path."""
+    for path, info in structure.items():
+        if isinstance(info, dict) and info.get("type") == "str":
+            return path
+    return next(iter(structure), "result")
+
+
+def shape_result(
+    tool: str,
+    arguments: dict[str, Any],
+    result: dict[str, Any],
+    *,
+    budget: int,
+    count: TokenCounter,
+    store: Store,
+) -> Shaped:
+    """The answer the agent gets for one downstream result (see the module docstring).
+
+    Raises :class:`MalformedJSONError` for broken JSON text, and whatever ``store`` or ``count``
+    raise: the caller answers with the original result and logs the failure.
+    """
+    tokens_in = visible_tokens(result, count)
+    if result.get("isError"):
+        return Shaped(result, "passed", tokens_in, tokens_in)
+    found = payload(result)
+    if found is None:
+        return Shaped(result, "passed", tokens_in, tokens_in)
+    value, from_json = found
+    if tokens_in <= budget:
+        if not from_json:
+            return Shaped(result, "passed", tokens_in, tokens_in)
+        texts = [block["text"] for block in result["content"]]
+        if len(texts) != 1:
+            return Shaped(result, "passed", tokens_in, tokens_in)
+        compact = {**result, "content": [{**result["content"][0], "text": _compact(value)}]}
+        tokens_out = visible_tokens(compact, count)
+        if tokens_out < tokens_in:
+            return Shaped(compact, "compacted", tokens_in, tokens_out)
+        return Shaped(result, "passed", tokens_in, tokens_in)
+    described = store(tool, arguments, value)
+    answer: dict[str, Any] = {key: described[key] for key in ("execution_id", "structure", "field_count")}
+    for key in ("omitted_paths", "warnings"):
+        if key in described:
+            answer[key] = described[key]
+    answer["hint"] = hint(described["execution_id"], _example_path(described["structure"]), tokens_in)
+    text = _compact(answer)
+    shaped = {"content": [{"type": "text", "text": text}], "structuredContent": answer, "isError": False}
+    return Shaped(shaped, "cached", tokens_in, count(text))
