@@ -221,13 +221,13 @@ def test_http_refuses_a_non_loopback_address_without_a_token() -> None:
 
 
 def test_a_node_that_prints_cannot_corrupt_the_stdio_channel(capsys: pytest.CaptureFixture[str]) -> None:
-    from pflow_structure.mcp.server import _answer
+    from pflow_structure.mcp.server import answer_from
 
     def noisy() -> dict[str, int]:
         print("debug output from a node")
         return {"ok": 1}
 
-    result = _plain(asyncio.run(_answer(noisy)))
+    result = _plain(asyncio.run(answer_from(noisy)))
     captured = capsys.readouterr()
     assert captured.out == ""
     assert "debug output from a node" in captured.err
