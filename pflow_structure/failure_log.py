@@ -33,8 +33,16 @@ def failure_record(operation: str, input_bytes: int, error: BaseException | str,
 
 
 def append_failure(log_path: Path, record: Mapping[str, Any]) -> bool:
-    """Append ``record`` as one JSON line; False (and nothing raised) when the log cannot be written."""
-    line = (json.dumps(record, ensure_ascii=True, default=repr, sort_keys=False) + "\n").encode("ascii")
+    """Append ``record`` as one JSON line; False (and nothing raised) when the log cannot be written.
+
+    A record ``json`` cannot encode (a cycle, a key that is not a string) is written with its
+    keys as strings and its non-scalar values as their ``repr``, so the line is still there.
+    """
+    try:
+        line = (json.dumps(record, ensure_ascii=True, default=repr) + "\n").encode("ascii")
+    except (TypeError, ValueError):  # a key that is not a string, a cycle: keep what surely encodes
+        fallback = {str(key): _plain(value) for key, value in record.items()}
+        line = (json.dumps(fallback, ensure_ascii=True) + "\n").encode("ascii")
     try:
         log_path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
         fd = os.open(log_path, os.O_WRONLY | os.O_CREAT | os.O_APPEND | getattr(os, "O_NOFOLLOW", 0), 0o600)
@@ -47,6 +55,10 @@ def append_failure(log_path: Path, record: Mapping[str, Any]) -> bool:
     finally:
         os.close(fd)
     return True
+
+
+def _plain(value: Any) -> Any:
+    return value if isinstance(value, (str, int, float, bool, type(None))) else repr(value)
 
 
 def read_failures(log_path: Path) -> list[dict[str, Any]]:

@@ -24,12 +24,18 @@ def isolated_cache(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest
     base = tmp_path_factory.mktemp("cache")
     cache_dir = base / "node-executions"
     monkeypatch.setenv("PFLOW_STRUCTURE_CACHE_DIR", str(cache_dir))
+    monkeypatch.setenv("PFLOW_STRUCTURE_FAILURE_LOG", str(base / "logs" / "failures.jsonl"))
     monkeypatch.setenv("TMPDIR", str(base / "tmp"))
     (base / "tmp").mkdir()
     import tempfile
 
     monkeypatch.setattr(tempfile, "tempdir", None)  # re-read TMPDIR so the fallback dir is private too
-    for name in ("PFLOW_STRUCTURE_TTL_HOURS", "PFLOW_STRUCTURE_MAX_CACHE_SIZE", "PFLOW_STRUCTURE_MAX_PATHS"):
+    for name in (
+        "PFLOW_STRUCTURE_TTL_HOURS",
+        "PFLOW_STRUCTURE_MAX_CACHE_SIZE",
+        "PFLOW_STRUCTURE_MAX_PATHS",
+        "PFLOW_STRUCTURE_PROXY_BUDGET",
+    ):
         monkeypatch.delenv(name, raising=False)
     return cache_dir
 

@@ -159,7 +159,7 @@ def _http_call(url: str, name: str, arguments: dict[str, Any], headers: dict[str
     import importlib
 
     from mcp import ClientSession
-    from mcp.client.streamable_http import streamable_http_client
+    from mcp.client import streamable_http
 
     # mcp 2.x ships its own httpx fork (httpx2); 1.x uses httpx.
     try:
@@ -168,9 +168,16 @@ def _http_call(url: str, name: str, arguments: dict[str, Any], headers: dict[str
         httpx = importlib.import_module("httpx")
 
     async def main() -> Any:
+        if not hasattr(streamable_http, "streamable_http_client"):  # mcp < 1.24 names it differently
+            async with (
+                streamable_http.streamablehttp_client(url, headers=headers) as streams,
+                ClientSession(streams[0], streams[1]) as client,
+            ):
+                await client.initialize()
+                return _plain(await client.call_tool(name, arguments))
         async with (
             httpx.AsyncClient(headers=headers or {}) as http,
-            streamable_http_client(url, http_client=http) as streams,
+            streamable_http.streamable_http_client(url, http_client=http) as streams,
             ClientSession(streams[0], streams[1]) as client,
         ):
             await client.initialize()

@@ -63,13 +63,18 @@ def duplicates_text(structured: Any, texts: list[str], parsed: list[Any]) -> boo
     """Whether ``structuredContent`` says nothing the text blocks do not already say."""
     if len(texts) != 1:
         return False
-    candidates = [parsed[0], texts[0]]
-    if structured in candidates:
+    candidates = {_canonical(parsed[0]), _canonical(texts[0])}
+    if _canonical(structured) in candidates:
         return True
     if isinstance(structured, dict) and len(structured) == 1:
         (inner,) = structured.values()
-        return inner in candidates
+        return _canonical(inner) in candidates
     return False
+
+
+def _canonical(value: Any) -> str:
+    """Equal for equal JSON only (``True == 1`` and ``1 == 1.0`` in Python, not in JSON)."""
+    return json.dumps(value, sort_keys=True, ensure_ascii=False, default=repr)
 
 
 def visible_tokens(result: dict[str, Any], count: TokenCounter) -> int:
@@ -118,8 +123,8 @@ def payload(result: dict[str, Any]) -> tuple[Any, bool] | None:
 def hint(execution_id: str, example_path: str, tokens: int) -> str:
     return (
         f"Too large to show ({tokens:,} tokens). "
-        f'Read only what you need: read_fields(execution_id="{execution_id}", '
-        f'field_paths=["{example_path}"]); [*] reads every item, limit/offset page.'
+        f"Read only what you need: read_fields(execution_id={json.dumps(execution_id)}, "
+        f"field_paths=[{json.dumps(example_path, ensure_ascii=False)}]); [*] reads every item, limit/offset page."
     )
 
 
@@ -153,12 +158,13 @@ def shape_result(
         return Shaped(result, "passed", tokens_in, tokens_in)
     value, from_json = found
     if tokens_in <= budget:
-        if not from_json:
-            return Shaped(result, "passed", tokens_in, tokens_in)
         texts = [block["text"] for block in result["content"]]
-        if len(texts) != 1:
+        if not from_json or len(texts) != 1:
             return Shaped(result, "passed", tokens_in, tokens_in)
-        compact = {**result, "content": [{**result["content"][0], "text": _compact(value)}]}
+        is_json, own_value = parse_text(texts[0])
+        if not is_json:  # plain text beside a structuredContent: the words stay as they are
+            return Shaped(result, "passed", tokens_in, tokens_in)
+        compact = {**result, "content": [{**result["content"][0], "text": _compact(own_value)}]}
         tokens_out = visible_tokens(compact, count)
         if tokens_out < tokens_in:
             return Shaped(compact, "compacted", tokens_in, tokens_out)

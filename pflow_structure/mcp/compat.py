@@ -139,3 +139,13 @@ def protocol_error(code: int, message: str) -> Exception:
         return cls(ErrorData(code=code, message=message))  # type: ignore[no-any-return]  # mcp 1.x
     except TypeError:
         return cls(code, message)  # type: ignore[no-any-return]  # mcp 2.x
+
+
+def paged(method: Any, params: Any) -> Any:
+    """Call a client ``list_*`` method with the request's paging params: ``params=`` where the SDK
+    takes it (mcp 2.x and later 1.x), else the plain ``cursor`` of earlier 1.x releases."""
+    import inspect
+
+    if "params" in inspect.signature(method).parameters:
+        return method(params=params)
+    return method(getattr(params, "cursor", None))

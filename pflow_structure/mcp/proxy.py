@@ -226,19 +226,21 @@ class Proxy:
 
     # -- handlers -----------------------------------------------------------------------------
     def handlers(self, capabilities: dict[str, Any]) -> dict[str, Callable[[Any], Awaitable[Any]]]:
+        from pflow_structure.mcp.compat import paged
+
         found: dict[str, Callable[[Any], Awaitable[Any]]] = {
             "tools/list": self.list_tools,
             "tools/call": self.call_tool,
         }
         if "prompts" in capabilities:
-            found["prompts/list"] = self._passing("ListPromptsResult", lambda s, p: s.list_prompts(params=p))
+            found["prompts/list"] = self._passing("ListPromptsResult", lambda s, p: paged(s.list_prompts, p))
             found["prompts/get"] = self._passing(
                 "GetPromptResult", lambda s, p: s.get_prompt(p.name, arguments=p.arguments)
             )
         if "resources" in capabilities:
-            found["resources/list"] = self._passing("ListResourcesResult", lambda s, p: s.list_resources(params=p))
+            found["resources/list"] = self._passing("ListResourcesResult", lambda s, p: paged(s.list_resources, p))
             found["resources/templates/list"] = self._passing(
-                "ListResourceTemplatesResult", lambda s, p: s.list_resource_templates(params=p)
+                "ListResourceTemplatesResult", lambda s, p: paged(s.list_resource_templates, p)
             )
             found["resources/read"] = self._passing("ReadResourceResult", lambda s, p: s.read_resource(p.uri))
         return found
@@ -265,9 +267,9 @@ class Proxy:
     async def list_tools(self, params: Any) -> Any:
         from mcp import types
 
-        from pflow_structure.mcp.compat import to_dict
+        from pflow_structure.mcp.compat import paged, to_dict
 
-        listing = to_dict(await self._downstream_or_protocol_error(lambda session: session.list_tools(params=params)))
+        listing = to_dict(await self._downstream_or_protocol_error(lambda session: paged(session.list_tools, params)))
         tools = [{k: v for k, v in tool.items() if k != "outputSchema"} for tool in listing.get("tools", [])]
         names = {tool.get("name") for tool in tools}
         if self.read_tool in names:

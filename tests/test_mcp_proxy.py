@@ -1,0 +1,400 @@
+"""`pflow-structure proxy` in front of real MCP servers, driven by the SDK's own client.
+
+The npm servers (@modelcontextprotocol/server-filesystem and server-memory) are installed by
+`.ci/run` into `.npm-servers/` (or the directory in PFLOW_STRUCTURE_NPM_SERVERS); without them
+these tests skip, unless PFLOW_STRUCTURE_REQUIRE_NPM=1 (as in CI) turns the skip into a failure.
+The faulty server is ours (tests/servers/faulty_mcp_server.py), started for real as well.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import shutil
+import subprocess
+import sys
+from collections.abc import Awaitable, Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from pflow_structure.failure_log import read_failures
+from tests.conftest import REPO
+
+NPM_INSTALL = (
+    "npm install --prefix .npm-servers @modelcontextprotocol/server-filesystem@2026.8.31 "
+    "@modelcontextprotocol/server-memory@2026.8.31"
+)
+FAULTY = [sys.executable, str(REPO / "tests" / "servers" / "faulty_mcp_server.py")]
+PROXY = [sys.executable, "-m", "pflow_structure", "proxy"]
+TIMEOUT = 180
+
+
+def npm_server(name: str) -> str:
+    base = Path(os.environ.get("PFLOW_STRUCTURE_NPM_SERVERS") or REPO / ".npm-servers")
+    found = base / "node_modules" / ".bin" / name
+    if not found.exists():
+        message = f"{name} is not installed in {base}; run: {NPM_INSTALL}"
+        if os.environ.get("PFLOW_STRUCTURE_REQUIRE_NPM") == "1":
+            pytest.fail(message)
+        pytest.skip(message)
+    return str(found)
+
+
+def plain(model: Any) -> dict[str, Any]:
+    """A protocol object as the wire has it (camelCase), whatever the SDK major."""
+    dumped: dict[str, Any] = model.model_dump(by_alias=True, exclude_none=True, mode="json")
+    dumped.pop("resultType", None)  # mcp 2.x adds it on its side of the wire
+    return dumped
+
+
+def in_session(command: list[str], work: Callable[[Any], Awaitable[Any]], env: dict[str, str] | None = None) -> Any:
+    """Start ``command`` as a stdio MCP server, initialise a ClientSession, run ``work`` with it."""
+    from mcp import ClientSession, StdioServerParameters
+    from mcp.client.stdio import stdio_client
+
+    async def main() -> Any:
+        server = StdioServerParameters(command=command[0], args=command[1:], env={**os.environ, **(env or {})})
+        async with stdio_client(server) as (read, write), ClientSession(read, write) as client:
+            await client.initialize()
+            return await work(client)
+
+    return asyncio.run(asyncio.wait_for(main(), timeout=TIMEOUT))
+
+
+def both(command: list[str], work: Callable[[Any], Awaitable[Any]], env: dict[str, str] | None = None) -> Any:
+    """``work`` against the server directly, then through the proxy: (direct, proxied)."""
+    return in_session(command, work, env), in_session([*PROXY, "--", *command], work, env)
+
+
+def texts(result: dict[str, Any]) -> list[str]:
+    return [block["text"] for block in result["content"] if block["type"] == "text"]
+
+
+def failures() -> list[dict[str, Any]]:
+    return read_failures(Path(os.environ["PFLOW_STRUCTURE_FAILURE_LOG"]))
+
+
+def assert_well_formed(record: dict[str, Any], operation: str, stage: str) -> None:
+    assert set(record) >= {"timestamp", "operation", "input_bytes", "error", "stage", "command"}
+    assert record["operation"] == operation
+    assert record["stage"] == stage
+    assert record["timestamp"].endswith("Z") and record["timestamp"][:2] == "20"
+    assert isinstance(record["input_bytes"], int) and record["input_bytes"] > 0
+    assert record["error"]
+
+
+@pytest.fixture
+def tree(tmp_path: Path) -> Path:
+    """A directory of 2,050 entries: 50 folders of 40 files each."""
+    root = tmp_path / "tree"
+    for folder in range(50):
+        (root / f"folder_{folder:02}").mkdir(parents=True)
+        for index in range(40):
+            (root / f"folder_{folder:02}" / f"file_{index:03}.txt").write_text("x")
+    return root
+
+
+# -- server-filesystem -------------------------------------------------------------------------
+
+
+def test_the_tool_list_is_the_downstreams_plus_read_fields(tree: Path) -> None:
+    command = [npm_server("mcp-server-filesystem"), str(tree)]
+
+    async def work(client: Any) -> Any:
+        return [plain(tool) for tool in (await client.list_tools()).tools]
+
+    direct, proxied = both(command, work)
+    assert len(direct) >= 10
+    assert [tool["name"] for tool in proxied] == [tool["name"] for tool in direct] + ["read_fields"]
+    for ours, theirs in zip(proxied, direct, strict=False):
+        assert ours["description"] == theirs["description"]
+        assert ours["inputSchema"] == theirs["inputSchema"]
+        assert "outputSchema" in theirs and "outputSchema" not in ours  # a structure answer would not match it
+    read_tool = proxied[-1]
+    assert read_tool["inputSchema"]["required"] == ["execution_id", "field_paths"]
+    assert all(spec.get("description") for spec in read_tool["inputSchema"]["properties"].values())
+
+
+def test_a_directory_tree_of_2050_entries_comes_back_as_structure_and_reads_back_equal(tree: Path) -> None:
+    command = [npm_server("mcp-server-filesystem"), str(tree)]
+
+    async def direct_call(client: Any) -> Any:
+        return plain(await client.call_tool("directory_tree", {"path": str(tree)}))
+
+    async def proxied_calls(client: Any) -> Any:
+        answer = plain(await client.call_tool("directory_tree", {"path": str(tree)}))
+        execution_id = answer["structuredContent"]["execution_id"]
+        paths = ["result", "result[*].name", "result[3].children[39].name"]
+        read = plain(await client.call_tool("read_fields", {"execution_id": execution_id, "field_paths": paths}))
+        return answer, read
+
+    direct = in_session(command, direct_call)
+    answer, read = in_session([*PROXY, "--", *command], proxied_calls)
+    value = json.loads(texts(direct)[0])
+    assert sum(1 + len(folder["children"]) for folder in value) == 2050
+
+    structured = answer["structuredContent"]
+    assert answer["isError"] is False
+    assert structured["execution_id"].startswith("exec-")
+    assert structured["structure"]["result"] == {"type": "list", "length": 50}
+    assert "result[0].children[0].name" in structured["structure"]
+    assert structured["execution_id"] in structured["hint"] and "read_fields" in structured["hint"]
+    assert json.loads(texts(answer)[0]) == structured
+    assert len(texts(answer)[0]) * 20 < len(texts(direct)[0])
+
+    assert read["isError"] is False
+    values = read["structuredContent"]
+    assert values["result"] == value
+    assert values["result[*].name"] == [folder["name"] for folder in value]
+    assert values["result[3].children[39].name"] == value[3]["children"][39]["name"]
+
+
+def test_small_results_come_back_unchanged(tree: Path) -> None:
+    command = [npm_server("mcp-server-filesystem"), str(tree)]
+
+    async def work(client: Any) -> Any:
+        return [
+            plain(await client.call_tool("list_allowed_directories", {})),
+            plain(await client.call_tool("get_file_info", {"path": str(tree / "folder_00")})),
+            plain(await client.call_tool("list_directory", {"path": str(tree / "folder_07")})),
+        ]
+
+    direct, proxied = both(command, work)
+    for theirs, ours in zip(direct, proxied, strict=True):
+        assert ours == theirs
+    assert str(tree) in texts(proxied[0])[0]
+
+
+def test_a_downstream_tool_error_passes_through_with_is_error(tree: Path) -> None:
+    command = [npm_server("mcp-server-filesystem"), str(tree)]
+
+    async def work(client: Any) -> Any:
+        return plain(await client.call_tool("read_text_file", {"path": "/etc/passwd"}))
+
+    direct, proxied = both(command, work)
+    assert direct["isError"] is True
+    assert proxied == direct
+
+
+# -- server-memory -----------------------------------------------------------------------------
+
+
+def test_read_graph_of_500_entities_is_cached_and_readable(tmp_path: Path) -> None:
+    command = [npm_server("mcp-server-memory")]
+    entities = [
+        {
+            "name": f"person_{index:03}",
+            "entityType": "person" if index % 4 else "organization",
+            "observations": [f"works on project {index % 17}", f"joined in {2000 + index % 25}"],
+        }
+        for index in range(500)
+    ]
+
+    async def direct_call(client: Any) -> Any:
+        await client.call_tool("create_entities", {"entities": entities})
+        return plain(await client.call_tool("read_graph", {}))
+
+    async def proxied_calls(client: Any) -> Any:
+        created = plain(await client.call_tool("create_entities", {"entities": entities}))
+        graph = plain(await client.call_tool("read_graph", {}))
+        execution_id = graph["structuredContent"]["execution_id"]
+        paths = ["result.entities[*].name", "result.entities[499].observations", "result.relations"]
+        read = plain(await client.call_tool("read_fields", {"execution_id": execution_id, "field_paths": paths}))
+        resources = plain(await client.list_resources())
+        return created, graph, read, resources
+
+    async def direct_resources(client: Any) -> Any:
+        return plain(await client.list_resources())
+
+    direct = in_session(command, direct_call, {"MEMORY_FILE_PATH": str(tmp_path / "direct.jsonl")})
+    env = {"MEMORY_FILE_PATH": str(tmp_path / "proxied.jsonl")}
+    created, graph, read, resources = in_session([*PROXY, "--", *command], proxied_calls, env)
+    expected = direct["structuredContent"]
+    assert len(expected["entities"]) == 500
+
+    assert created["structuredContent"].get("execution_id")  # 500 entities echoed back: over the budget too
+    structured = graph["structuredContent"]
+    assert set(structured) >= {"execution_id", "structure", "field_count", "hint"}
+    assert structured["structure"]["result.entities"] == {"type": "list", "length": 500}
+    values = read["structuredContent"]
+    assert values["result.entities[*].name"] == [entity["name"] for entity in expected["entities"]]
+    assert values["result.entities[499].observations"] == expected["entities"][499]["observations"]
+    assert values["result.relations"] == []
+    assert resources == in_session(command, direct_resources, {"MEMORY_FILE_PATH": str(tmp_path / "direct.jsonl")})
+
+
+# -- our faulty server: compaction, pass-through and faults ------------------------------------
+
+
+def test_small_json_comes_back_compact_and_plain_text_as_is() -> None:
+    async def work(client: Any) -> Any:
+        return [plain(await client.call_tool(name, {})) for name in ("small", "plain", "fail")]
+
+    direct, proxied = both(FAULTY, work)
+    small_direct, small_proxied = texts(direct[0])[0], texts(proxied[0])[0]
+    assert json.loads(small_proxied) == json.loads(small_direct)
+    assert "\n" not in small_proxied and len(small_proxied) < len(small_direct)
+    assert proxied[1] == direct[1]  # plain text under the budget
+    assert proxied[2] == direct[2] and direct[2]["isError"] is True
+    assert failures() == []
+
+
+def test_the_budget_option_decides_what_is_cached() -> None:
+    async def work(client: Any) -> Any:
+        return plain(await client.call_tool("small", {}))
+
+    cached = in_session([*PROXY, "--budget", "3", "--", *FAULTY], work)
+    assert cached["structuredContent"]["structure"]["result.items"] == {"type": "list", "length": 3}
+    shown = in_session([*PROXY, "--", *FAULTY], work, {"PFLOW_STRUCTURE_PROXY_BUDGET": "100000"})
+    assert json.loads(texts(shown)[0]) == {"ok": True, "items": [1, 2, 3]}
+
+
+def test_prompts_and_resources_pass_through_unchanged() -> None:
+    async def work(client: Any) -> Any:
+        return [
+            plain(await client.list_prompts()),
+            plain(await client.get_prompt("greet", {"name": "Ada"})),
+            plain(await client.list_resources()),
+            plain(await client.read_resource("note://hello")),
+        ]
+
+    direct, proxied = both(FAULTY, work)
+    assert proxied == direct
+    assert "Ada" in json.dumps(proxied[1])
+    assert proxied[3]["contents"][0]["text"] == "hello from the faulty server"
+
+
+def test_malformed_json_from_downstream_comes_back_raw_with_one_log_line() -> None:
+    async def work(client: Any) -> Any:
+        return [plain(await client.call_tool("malformed", {"size": size})) for size in (3, 400)]
+
+    direct, proxied = both(FAULTY, work)
+    assert proxied == direct  # small and large alike: the original answer
+    records = failures()
+    assert len(records) == 2
+    for record in records:
+        assert_well_formed(record, "malformed", "transform")
+        assert "does not parse" in record["error"]
+    assert records[1]["input_bytes"] > records[0]["input_bytes"]
+
+
+def test_a_downstream_that_dies_is_reported_and_restarted_on_the_next_call() -> None:
+    async def work(client: Any) -> Any:
+        first = plain(await client.call_tool("pid", {}))
+        died = plain(await client.call_tool("die", {}))
+        again = plain(await client.call_tool("pid", {}))
+        tools = [tool.name for tool in (await client.list_tools()).tools]
+        return first, died, again, tools
+
+    first, died, again, tools = in_session([*PROXY, "--", *FAULTY], work)
+    assert died["isError"] is True
+    (message,) = texts(died)
+    assert "faulty_mcp_server.py" in message and "exited" in message and "started again" in message
+    assert again["isError"] is False
+    assert texts(again)[0] != texts(first)[0]  # a new process answered
+    assert "die" in tools and "read_fields" in tools
+    (record,) = failures()
+    assert record["operation"] == "die" and record["stage"] == "call"
+    assert record["timestamp"].endswith("Z") and "exited" in record["error"]
+
+
+def test_a_transformation_that_raises_gives_the_raw_result_and_one_log_line(monkeypatch: pytest.MonkeyPatch) -> None:
+    """In process (so the fault can be forced): the proxy's server side over memory streams."""
+    import anyio
+    from mcp import ClientSession
+
+    from pflow_structure.mcp import proxy
+    from pflow_structure.settings import Settings
+
+    def broken(*args: Any, **kwargs: Any) -> Any:
+        raise RuntimeError("forced failure in the transformation")
+
+    monkeypatch.setattr(proxy, "shape_result", broken)
+
+    async def main() -> Any:
+        to_server = anyio.create_memory_object_stream[Any](16)
+        to_client = anyio.create_memory_object_stream[Any](16)
+        async with anyio.create_task_group() as group:
+            group.start_soon(lambda: proxy.serve(FAULTY, Settings.from_env(), streams=(to_server[1], to_client[0])))
+            async with ClientSession(to_client[1], to_server[0]) as client:
+                await client.initialize()
+                results = [plain(await client.call_tool(name, {})) for name in ("big", "small")]
+            group.cancel_scope.cancel()
+        return results
+
+    proxied = asyncio.run(asyncio.wait_for(main(), timeout=TIMEOUT))
+
+    async def work(client: Any) -> Any:
+        return [plain(await client.call_tool(name, {})) for name in ("big", "small")]
+
+    assert proxied == in_session(FAULTY, work)
+    records = failures()
+    assert [record["operation"] for record in records] == ["big", "small"]
+    for record in records:
+        assert_well_formed(record, record["operation"], "transform")
+        assert record["error"] == "RuntimeError: forced failure in the transformation"
+
+
+def test_read_fields_errors_come_back_as_tool_errors_with_the_cli_words() -> None:
+    async def work(client: Any) -> Any:
+        return [
+            plain(await client.call_tool("read_fields", {"execution_id": "exec-1-deadbeef", "field_paths": ["a"]})),
+            plain(await client.call_tool("read_fields", {"execution_id": "exec-1-deadbeef", "field_paths": 3})),
+            plain(await client.call_tool("read_fields", {"field_paths": ["a"]})),
+        ]
+
+    missing, bad_paths, no_id = in_session([*PROXY, "--", *FAULTY], work)
+    assert missing["isError"] and "Execution not found" in texts(missing)[0]
+    assert bad_paths["isError"] and "field_paths must be a list" in texts(bad_paths)[0]
+    assert no_id["isError"] and "execution_id is required" in texts(no_id)[0]
+
+
+# -- the command line --------------------------------------------------------------------------
+
+
+def test_a_command_that_cannot_start_is_a_clear_error() -> None:
+    done = subprocess.run(
+        [*PROXY, "--", "no-such-mcp-server-xyz", "--flag"],
+        capture_output=True,
+        text=True,
+        stdin=subprocess.DEVNULL,
+        timeout=TIMEOUT,
+    )
+    assert done.returncode == 1
+    assert "could not start the downstream MCP server `no-such-mcp-server-xyz --flag`" in done.stderr
+    assert "Traceback" not in done.stderr
+    assert done.stdout == ""
+
+
+def test_a_command_that_exits_at_once_is_a_clear_error() -> None:
+    done = subprocess.run(
+        [*PROXY, "--start-timeout", "20", "--", sys.executable, "-c", "import sys; sys.exit(4)"],
+        capture_output=True,
+        text=True,
+        stdin=subprocess.DEVNULL,
+        timeout=TIMEOUT,
+    )
+    assert done.returncode == 1
+    assert "could not start the downstream MCP server" in done.stderr
+    assert "Traceback" not in done.stderr
+
+
+def test_proxy_needs_a_command_and_explains_itself() -> None:
+    missing = subprocess.run([*PROXY], capture_output=True, text=True, timeout=TIMEOUT)
+    assert missing.returncode == 2 and "COMMAND" in missing.stderr
+    shown = subprocess.run([*PROXY, "--help"], capture_output=True, text=True, timeout=TIMEOUT)
+    assert shown.returncode == 0
+    for words in ("--budget", "--start-timeout", "read_fields", "failure log", "server-filesystem"):
+        assert words in shown.stdout
+
+
+def test_the_example_client_configuration_names_real_commands() -> None:
+    config = json.loads((REPO / "examples" / "mcp" / "proxy.json").read_text())
+    (server,) = config["mcpServers"].values()
+    assert server["command"] == "pflow-structure"
+    assert server["args"][:2] == ["proxy", "--"]
+    assert "@modelcontextprotocol/server-filesystem" in server["args"]
+    assert shutil.which("npx") is None or server["args"][2] == "npx"
