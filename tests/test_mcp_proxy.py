@@ -252,6 +252,26 @@ def test_the_budget_option_decides_what_is_cached() -> None:
     assert json.loads(texts(shown)[0]) == {"ok": True, "items": [1, 2, 3]}
 
 
+def test_concurrent_calls_each_get_their_own_answer() -> None:
+    async def work(client: Any) -> Any:
+        calls = [client.call_tool("big", {"count": count}) for count in (300, 400, 500)]
+        calls += [client.call_tool("small", {}), client.call_tool("plain", {"lines": 3})]
+        answers = [plain(answer) for answer in await asyncio.gather(*calls)]
+        ids = [answer["structuredContent"]["execution_id"] for answer in answers[:3]]
+        reads = [
+            plain(await client.call_tool("read_fields", {"execution_id": eid, "field_paths": ["result"]}))
+            for eid in ids
+        ]
+        return answers, reads
+
+    answers, reads = in_session([*PROXY, "--", *FAULTY], work)
+    lengths = [answer["structuredContent"]["structure"]["result"]["length"] for answer in answers[:3]]
+    assert lengths == [300, 400, 500]
+    assert [len(read["structuredContent"]["result"]) for read in reads] == [300, 400, 500]
+    assert json.loads(texts(answers[3])[0]) == {"ok": True, "items": [1, 2, 3]}
+    assert texts(answers[4])[0].splitlines()[2] == "line 2: some plain text"
+
+
 def test_prompts_and_resources_pass_through_unchanged() -> None:
     async def work(client: Any) -> Any:
         return [
@@ -391,10 +411,24 @@ def test_proxy_needs_a_command_and_explains_itself() -> None:
         assert words in shown.stdout
 
 
-def test_the_example_client_configuration_names_real_commands() -> None:
+def test_the_example_client_configuration_runs(tmp_path: Path) -> None:
+    """examples/mcp/proxy.json as a client would start it (npx finds the server installed by CI)."""
+    npm_server("mcp-server-filesystem")
     config = json.loads((REPO / "examples" / "mcp" / "proxy.json").read_text())
     (server,) = config["mcpServers"].values()
-    assert server["command"] == "pflow-structure"
-    assert server["args"][:2] == ["proxy", "--"]
-    assert "@modelcontextprotocol/server-filesystem" in server["args"]
-    assert shutil.which("npx") is None or server["args"][2] == "npx"
+    assert server["command"] == "pflow-structure" and server["args"][:3] == ["proxy", "--", "npx"]
+    assert shutil.which("npx"), "npx is needed to run the example"
+    args = [*server["args"][:-1], str(tmp_path)]  # the placeholder directory, set to a real one
+
+    async def work(client: Any) -> Any:
+        return plain(await client.call_tool("list_allowed_directories", {}))
+
+    npm_dir = str(Path(npm_server("mcp-server-filesystem")).parents[2])
+    previous = os.getcwd()
+    os.chdir(npm_dir)  # npx resolves the package from ./node_modules, without the network
+    try:
+        result = in_session([sys.executable, "-m", "pflow_structure", *args], work, server.get("env"))
+    finally:
+        os.chdir(previous)
+    assert result["isError"] is False
+    assert str(tmp_path) in texts(result)[0]

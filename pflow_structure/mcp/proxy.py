@@ -34,6 +34,7 @@ from pflow_structure.settings import Settings
 READ_TOOL = "read_fields"
 INTERNAL_ERROR = -32603
 DEFAULT_START_TIMEOUT = 60.0
+EXACT_COUNT_CHARS = 4_000_000
 
 READ_TOOL_DESCRIPTION = (
     "Read values from a result the proxy cached because it was too large to show. Give the execution_id from "
@@ -312,7 +313,11 @@ class Proxy:
         def store(tool_name: str, args: dict[str, Any], value: Any) -> dict[str, Any]:
             return store_outputs(f"mcp:{tool_name}", args, {"result": value}, settings=self.settings)
 
-        return shape_result(tool, arguments, result, budget=self.budget, count=count_tokens, store=store)
+        def count(text: str) -> int:
+            # Exact up to a few megabytes (about 8 MB/s); beyond that only "over the budget" matters.
+            return count_tokens(text) if len(text) <= EXACT_COUNT_CHARS else (len(text) + 3) // 4
+
+        return shape_result(tool, arguments, result, budget=self.budget, count=count, store=store)
 
     async def _read_fields(self, arguments: dict[str, Any]) -> Any:
         from pflow_structure.mcp.server import answer_from
