@@ -1,4 +1,5 @@
-"""The benchmarks of issue 2, acceptance item 4: (a) to (e); (f) is issue 3's structure-only wrapper.
+"""The benchmarks of issue 2, acceptance item 4: (a) to (e); (f) is issue 3's structure-only wrapper,
+(g) issue 4's MCP proxy.
 
 Each ``bench_*`` function takes a :class:`Context` and returns a JSON-safe dict with its raw
 numbers and ``rows``: the lines of the summary table (measured, reference measured in the
@@ -30,6 +31,7 @@ from common import (
     median_seconds,
     row,
 )
+from proxy import bench_proxy
 from wrapper import bench_wrapper
 
 # -- (a) tokens of the CLI output for every corpus file ------------------------------------
@@ -280,4 +282,5 @@ BENCHMARKS: dict[str, Callable[[Context], dict[str, Any]]] = {
     "d_cache_lookup": bench_cache_lookup,
     "e_inference": bench_inference,
     "f_wrapper": bench_wrapper,
+    "g_mcp_proxy": bench_proxy,
 }

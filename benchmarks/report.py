@@ -36,6 +36,12 @@ How it measures (see `DESIGN.md`, "Measuring"):
 - The cache lives in a temporary directory (`PFLOW_STRUCTURE_CACHE_DIR`); `~/.pflow` is never
   touched. The 100,000 cache entries of (d) are small files written directly in the store's
   format and naming (`exec-{seconds}-{hex}.json`, 0600).
+- (g) runs two npm MCP servers (`@modelcontextprotocol/server-filesystem` and `server-memory`,
+  2026.8.31, from `.npm-servers/node_modules/.bin` or `$PFLOW_STRUCTURE_NPM_SERVERS`; without
+  them the row says how to install them) through the MCP Python SDK's client, once directly and
+  once behind `python -m pflow_structure proxy --`, both connected at once. Tokens are
+  `visible_tokens` of the result's JSON form, counted as the agent reads it; times are medians
+  of interleaved repeats after one untimed call, shown as proxied / direct.
 """
 
 
@@ -117,6 +123,63 @@ def cold_table(bench: dict[str, Any]) -> list[str]:
     return lines
 
 
+def proxy_table(bench: dict[str, Any]) -> list[str]:
+    built = bench["built"]
+    lines = [
+        f"Each call ran once untimed and then {bench['repeats']} times timed on each side, interleaved; times are "
+        "medians of the timed runs; the untimed first call is in the last column. Tokens are what the agent "
+        "reads (`visible_tokens`: text blocks, plus "
+        "structuredContent when it does not repeat the text), with execution ids and the temporary directory "
+        "replaced by fixed strings. Proxy answer: `cached` (execution id + structure), `compacted` (compact JSON), "
+        f"`passed` (unchanged). Inputs: a generated project tree of {built['tree_entries']:,} entries, a directory "
+        f"of {built['flat_entries']} entries, {built['data_file']} ({built['data_bytes']:,} bytes) copied from the "
+        f"corpus, and a knowledge graph of {built['entities']} made-up entities and {built['relations']} relations "
+        "(created with create_relations, untimed, after the create_entities runs; create_entities runs after a "
+        "delete_entities of the same names, untimed, so each run creates all of them).",
+        "",
+        "| Server | Call | Direct tokens | Proxy tokens | Direct / proxy | Proxy answer | Direct ms | Proxy ms "
+        "| Proxy / direct time | First call ms, direct / proxy |",
+        "|---|---|---:|---:|---:|---|---:|---:|---:|---:|",
+    ]
+    for e in bench["calls"]:
+        ratio = e["tokens_direct"] / max(e["tokens_proxy"], 1)
+        lines.append(
+            f"| {e['server']} | {_cell(e['call'])} | {e['tokens_direct']:,} | {e['tokens_proxy']:,} | {ratio:,.1f}x "
+            f"| {_cell(e['kind'])} | {e['median_ms_direct']:,.1f} | {e['median_ms_proxy']:,.1f} "
+            f"| {e['latency_ratio']:.1f}x | {e['first_ms_direct']:,.0f} / {e['first_ms_proxy']:,.0f} |"
+        )
+    calls = bench["calls"]
+    direct = sum(e["tokens_direct"] for e in calls)
+    proxied = sum(e["tokens_proxy"] for e in calls)
+    ms_direct = sum(e["median_ms_direct"] for e in calls)
+    ms_proxy = sum(e["median_ms_proxy"] for e in calls)
+    lines.append(
+        f"| **total** | {len(calls)} calls | **{direct:,}** | **{proxied:,}** | {direct / max(proxied, 1):,.1f}x | "
+        f"| {ms_direct:,.1f} | {ms_proxy:,.1f} | {ms_proxy / max(ms_direct, 1e-9):.1f}x | |"
+    )
+    follow_ups = [e for e in calls if "tokens" in e.get("follow_up", {})]
+    if follow_ups:
+        lines += ["", "A cached answer is usually followed by a `read_fields` call; one typical follow-up each:", ""]
+        lines += ["| Call | Follow-up | Follow-up tokens | Proxy answer + follow-up | Direct | Follow-up ms |"]
+        lines += ["|---|---|---:|---:|---:|---:|"]
+        for e in follow_ups:
+            f = e["follow_up"]
+            args = f"`{f['tool']}` {', '.join(f['arguments']['field_paths'])}, limit {f['arguments']['limit']}"
+            lines.append(
+                f"| {e['server']} {e['tool']} | {_cell(args)} ({f['values_returned']} values) | {f['tokens']:,} "
+                f"| {e['tokens_proxy'] + f['tokens']:,} | {e['tokens_direct']:,} | {f['median_ms']:,.1f} |"
+            )
+    startup = bench["startup_ms"]
+    starts = [f"{name} direct {ms['direct']:,.0f} ms, proxy {ms['proxy']:,.0f} ms" for name, ms in startup.items()]
+    lines += [
+        "",
+        "Start-up, from spawning the process to its answer to `initialize` (one start each): "
+        + "; ".join(starts)
+        + ".",
+    ]
+    return lines
+
+
 START = "<!-- results: written by benchmarks/run.py; edits between these markers are replaced -->"
 END = "<!-- end of results -->"
 
@@ -151,6 +214,8 @@ def render_results(results: dict[str, Any]) -> str:
         lines += ["## (a) Tokens per corpus file", "", *corpus_table(benches["a_corpus_tokens"]), ""]
     if "rows" in benches.get("c_cold_process", {}):
         lines += ["## (c) Cold-process times", "", *cold_table(benches["c_cold_process"]), ""]
+    if "calls" in benches.get("g_mcp_proxy", {}):
+        lines += ["## (g) MCP proxy, per call", "", *proxy_table(benches["g_mcp_proxy"]), ""]
     missed = [r["benchmark"] for b in benches.values() for r in b.get("rows", []) if r["passed"] is False]
     crashed = [key for key, b in benches.items() if "error" in b]
     if missed or crashed:

@@ -1,7 +1,7 @@
 """Run the benchmarks of issue 2 (acceptance item 4) and report them.
 
     python benchmarks/run.py           # full: writes benchmarks/results.json and the README table
-    python benchmarks/run.py --smoke   # small inputs, a few seconds, writes nothing (CI)
+    python benchmarks/run.py --smoke   # small inputs, under a minute, writes nothing (CI)
 
 Exit code 1 when a benchmark crashes; a missed target is reported, never an exit code
 (no timing assertions). The execution cache goes to a temporary directory.

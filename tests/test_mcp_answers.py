@@ -88,7 +88,7 @@ def test_parse_text_leaves_text_that_does_not_start_like_an_object_or_array(text
     assert value is text
 
 
-@pytest.mark.parametrize("text", ['{"a": 1,', "[1, 2", "{oops}", "[}", '  {"a": 1} trailing'])
+@pytest.mark.parametrize("text", ['{"a": 1,', "[1, 2", '{"oops}', "[1,]", '  {"a": 1} trailing', "[true,]"])
 def test_parse_text_raises_malformed_json_for_broken_json_looking_text(text: str) -> None:
     with pytest.raises(MalformedJSONError, match="starts like JSON"):
         parse_text(text)
@@ -572,3 +572,35 @@ def test_json_scalars_are_not_json_like_and_cache_as_their_lines(config: Setting
     assert shaped.kind == "cached"
     described = shaped.result["structuredContent"]
     assert read_fields(described["execution_id"], ["result"], settings=config) == {"result": [text]}
+
+
+# -- text that starts with a bracket but is not JSON ------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "text",
+    ["[FILE] a.txt\n[DIR] b", "[note] remember", "[nullable] field", "{x} is a set", "[ERROR] disk full", "[]x"],
+)
+def test_bracketed_plain_text_is_not_taken_for_broken_json(text: str) -> None:
+    if text == "[]x":
+        with pytest.raises(MalformedJSONError):
+            parse_text(text)
+        return
+    assert parse_text(text) == (False, text)
+
+
+@pytest.mark.parametrize("text", ["[null]", "[ 1, 2]", '[\n  {"a": 1}]', "[-1]", '["x"]', "[[]]", "{ }", '{"a":1}'])
+def test_json_that_starts_with_a_bracket_is_parsed(text: str) -> None:
+    assert parse_text(text) == (True, json.loads(text))
+
+
+def test_a_large_filesystem_listing_is_cached_as_lines_and_a_small_one_passes(config: Settings, store: Any) -> None:
+    """server-filesystem's list_directory answers "[FILE] name" lines (and the same text wrapped as
+    structuredContent); they must be shaped, not logged as broken JSON."""
+    listing = "\n".join(f"[FILE] report-{index:03d}.csv" for index in range(300)) + "\n[DIR] archive"
+    shaped = _shape(_text(listing, structuredContent={"content": listing}), store)
+    assert shaped.kind == "cached"
+    stored = read_fields(shaped.result["structuredContent"]["execution_id"], ["result"], settings=config)["result"]
+    assert stored == listing.splitlines()
+    small = _text("[FILE] a.txt\n[DIR] b", structuredContent={"content": "[FILE] a.txt\n[DIR] b"})
+    assert _shape(small, store).kind == "passed"

@@ -150,6 +150,7 @@ def test_a_directory_tree_of_2050_entries_comes_back_as_structure_and_reads_back
     assert values["result"] == value
     assert values["result[*].name"] == [folder["name"] for folder in value]
     assert values["result[3].children[39].name"] == value[3]["children"][39]["name"]
+    assert failures() == []
 
 
 def test_small_results_come_back_unchanged(tree: Path) -> None:
@@ -166,6 +167,8 @@ def test_small_results_come_back_unchanged(tree: Path) -> None:
     for theirs, ours in zip(direct, proxied, strict=True):
         assert ours == theirs
     assert str(tree) in texts(proxied[0])[0]
+    assert texts(proxied[2])[0].startswith("[FILE] file_000.txt")
+    assert failures() == []  # "[FILE] ..." lines are plain text, not broken JSON
 
 
 def test_a_downstream_tool_error_passes_through_with_is_error(tree: Path) -> None:

@@ -18,6 +18,7 @@ server-filesystem's ``{"content": text}``), in which case it is counted once.
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Callable
 from typing import Any, NamedTuple
 
@@ -44,15 +45,20 @@ def _compact(value: Any) -> str:
     return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
 
 
+# Text starts like a JSON object or array: "{" then a key or "}", or "[" then a value or "]".
+# "[FILE] a.txt" (server-filesystem's listings) or "[note] ..." is plain text, not broken JSON.
+_JSON_START = re.compile(r'\s*(?:\{\s*["}]|\[\s*(?:[\[\]{"\-0-9]|(?:true|false|null)(?![A-Za-z0-9_])))')
+
+
 def parse_text(text: str) -> tuple[bool, Any]:
-    """(True, value) when ``text`` is JSON, (False, text) when it is not JSON-like at all.
+    """(True, value) when ``text`` is JSON, (False, text) when it does not start like JSON.
 
     Raises :class:`MalformedJSONError` for text that starts like a JSON object or array but is
     broken (a truncated answer, a server bug): the proxy then passes the result through as is.
     """
-    stripped = text.strip()
-    if not stripped or stripped[0] not in "[{":
+    if not _JSON_START.match(text):
         return False, text
+    stripped = text.strip()
     try:
         return True, json.loads(stripped)
     except ValueError as exc:

@@ -378,6 +378,7 @@ async def serve(
     failure: BaseException | None = None
     async with anyio.create_task_group() as group:
         downstream = Downstream(command, group, start_timeout=start_timeout)
+        group.start_soon(_warm_up)  # while the downstream process starts
         try:
             connection = await downstream.connection()
         except DownstreamError as exc:
@@ -385,7 +386,6 @@ async def serve(
             group.cancel_scope.cancel()
         else:
             proxy = Proxy(downstream, settings, budget)
-            group.start_soon(_warm_token_counter)
             info = connection.init.get("serverInfo", {})
             instructions = "\n\n".join(
                 part for part in (connection.init.get("instructions"), INSTRUCTIONS.format(read_tool=READ_TOOL)) if part
@@ -408,11 +408,18 @@ async def serve(
         raise failure
 
 
-async def _warm_token_counter() -> None:
-    """Load the o200k vocabulary (about a second) while the client is still connecting."""
-    from pflow_structure.render.tokens import count_tokens
+async def _warm_up() -> None:
+    """Load the o200k vocabulary (about a second) and the modules a first answer needs while the
+    client is still connecting; a call arriving meanwhile waits for the same load, not a second one."""
 
-    await anyio.to_thread.run_sync(count_tokens, "")
+    def load() -> None:
+        import pflow_structure.service
+        import pflow_structure.structure  # noqa: F401
+        from pflow_structure.render.tokens import count_tokens
+
+        count_tokens("")
+
+    await anyio.to_thread.run_sync(load)
 
 
 def run(command: list[str], settings: Settings, *, budget: int, start_timeout: float) -> None:

@@ -12,6 +12,7 @@ from __future__ import annotations
 import base64
 import hashlib
 import importlib.util
+import threading
 from functools import lru_cache
 from pathlib import Path
 from typing import Any
@@ -49,8 +50,17 @@ def vocabulary_file() -> Path | None:
     return None
 
 
-@lru_cache(maxsize=1)
+_BUILD_LOCK = threading.Lock()
+
+
 def _encoding() -> Any:
+    """The o200k encoding, built once (about a second); concurrent callers wait for that one build."""
+    with _BUILD_LOCK:
+        return _build_encoding()
+
+
+@lru_cache(maxsize=1)
+def _build_encoding() -> Any:
     try:
         import tiktoken
     except ImportError:
