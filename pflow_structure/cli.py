@@ -244,7 +244,7 @@ def serve(ctx: click.Context, use_http: bool, host: str, port: int, token: str |
     serve_http(_settings(ctx), host, port, token)
 
 
-@main.command(context_settings={**CONTEXT_SETTINGS, "ignore_unknown_options": True})
+@main.command(context_settings={**CONTEXT_SETTINGS, "ignore_unknown_options": True, "allow_interspersed_args": False})
 @click.option(
     "--budget",
     type=click.IntRange(1),

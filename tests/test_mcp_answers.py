@@ -23,6 +23,7 @@ from pflow_structure.mcp.answers import (
     parse_text,
     payload,
     shape_result,
+    strip_whitespace,
     visible_tokens,
 )
 from pflow_structure.render.tokens import count_tokens
@@ -190,8 +191,12 @@ def test_payload_of_json_text_is_its_value() -> None:
     assert payload(_text('{"a": [1, 2]}')) == ({"a": [1, 2]}, True)
 
 
-def test_payload_of_plain_text_is_its_lines() -> None:
-    assert payload(_text("one\ntwo\r\nthree")) == (["one", "two", "three"], False)
+def test_payload_of_plain_text_is_its_lines_and_joins_back_exactly() -> None:
+    text = "one\ntwo\r\nthree\x0bstill three\u2028and\n"
+    lines, from_json = payload(_text(text))  # type: ignore[misc]
+    assert from_json is False
+    assert lines == ["one", "two\r", "three\x0bstill three\u2028and", ""]
+    assert "\n".join(lines) == text
 
 
 def test_payload_prefers_structured_content_that_says_more_than_plain_text() -> None:
@@ -313,13 +318,16 @@ def test_small_pretty_json_becomes_compact_json(config: Settings, store: Any) ->
     assert _cached_entries(config) == []
 
 
-def test_compacting_keeps_non_ascii_characters_and_emoji_as_they_are(store: Any) -> None:
-    value = {"城市": "東京", "emoji": "🎉🐍", "accent": "café", "rtl": "שלום"}
-    shaped = _shape(_text(json.dumps(value, indent=2)), store)
+def test_compacting_keeps_characters_and_escapes_as_the_server_wrote_them(store: Any) -> None:
+    value = {"城市": "東京", "emoji": "🎉🐍", "accent": "café", "rtl": "שלום", "n": [19.90, 1e400]}
+    raw = json.dumps(value, indent=2, ensure_ascii=False).replace("19.9,", "19.90,")
+    shaped = _shape(_text(raw), store)
     assert shaped.kind == "compacted"
     text = shaped.result["content"][0]["text"]
-    assert "東京" in text and "🎉🐍" in text and "\\u" not in text
-    assert json.loads(text) == value
+    assert "東京" in text and "🎉🐍" in text and "\\u" not in text and "19.90" in text and "Infinity" in text
+    assert json.loads(text) == json.loads(raw)
+    escaped = json.dumps(value, indent=2)  # ASCII escapes stay escapes: the text is the server's, minus spaces
+    assert _shape(_text(escaped), store).result["content"][0]["text"] == json.dumps(value, separators=(",", ":"))
 
 
 def test_compacting_leaves_a_duplicate_structured_content_counted_once(store: Any) -> None:
@@ -396,9 +404,9 @@ def test_large_plain_text_is_cached_as_its_lines(config: Settings, store: Any) -
     shaped = _shape(_text(text + "\n"), store)
     assert shaped.kind == "cached"
     described = shaped.result["structuredContent"]
-    assert described["structure"]["result"] == {"type": "list", "length": 400}
+    assert described["structure"]["result"] == {"type": "list", "length": 401}  # the last line is empty
     stored = read_fields(described["execution_id"], ["result"], settings=config)["result"]
-    assert stored == (text + "\n").splitlines()
+    assert "\n".join(stored) == text + "\n"
     assert stored[399].startswith("00399 INFO")
 
 
@@ -579,13 +587,19 @@ def test_json_scalars_are_not_json_like_and_cache_as_their_lines(config: Setting
 
 @pytest.mark.parametrize(
     "text",
-    ["[FILE] a.txt\n[DIR] b", "[note] remember", "[nullable] field", "{x} is a set", "[ERROR] disk full", "[]x"],
+    [
+        "[FILE] a.txt\n[DIR] b",
+        "[note] remember",
+        "[nullable] field",
+        "{x} is a set",
+        "[ERROR] disk full",
+        "[]x",
+        "[1] A cited title",
+        "[2024-05-01 12:00:00] INFO started",
+        "[1]\n[2]",
+    ],
 )
 def test_bracketed_plain_text_is_not_taken_for_broken_json(text: str) -> None:
-    if text == "[]x":
-        with pytest.raises(MalformedJSONError):
-            parse_text(text)
-        return
     assert parse_text(text) == (False, text)
 
 
@@ -604,3 +618,30 @@ def test_a_large_filesystem_listing_is_cached_as_lines_and_a_small_one_passes(co
     assert stored == listing.splitlines()
     small = _text("[FILE] a.txt\n[DIR] b", structuredContent={"content": "[FILE] a.txt\n[DIR] b"})
     assert _shape(small, store).kind == "passed"
+
+
+def test_a_cached_answer_keeps_the_plain_words_beside_the_data_and_the_meta(config: Settings, store: Any) -> None:
+    rows = {"rows": [{"id": i, "name": f"row {i}"} for i in range(500)]}
+    result = _text("Found 500 rows; 3 more pages, use page=2.", structuredContent=rows, _meta={"cursor": "p2"})
+    shaped = _shape(result, store)
+    assert shaped.kind == "cached"
+    assert shaped.result["structuredContent"]["note"] == "Found 500 rows; 3 more pages, use page=2."
+    assert shaped.result["_meta"] == {"cursor": "p2"}
+    stored = read_fields(shaped.result["structuredContent"]["execution_id"], ["result"], settings=config)["result"]
+    assert stored == rows
+    plain_big = _text(json.dumps(rows))  # JSON text: no note to keep
+    assert "note" not in _shape(plain_big, store).result["structuredContent"]
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ('{"a": 1, "a": 2}', '{"a":1,"a":2}'),
+        ("[19.90, 1e400, -0.0, 1E+2]", "[19.90,1e400,-0.0,1E+2]"),
+        ('{"s": "x  \\" y\\\\", "t": "\\u00e9  "}', '{"s":"x  \\" y\\\\","t":"\\u00e9  "}'),
+        ("[ ]", "[]"),
+        ("{\n\t}", "{}"),
+    ],
+)
+def test_strip_whitespace_keeps_every_token_as_written(text: str, expected: str) -> None:
+    assert strip_whitespace(text) == expected

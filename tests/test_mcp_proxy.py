@@ -435,3 +435,98 @@ def test_the_example_client_configuration_runs(tmp_path: Path) -> None:
         os.chdir(previous)
     assert result["isError"] is False
     assert str(tmp_path) in texts(result)[0]
+
+
+# -- found in review: answers that must survive ------------------------------------------------
+
+
+def test_compacting_keeps_every_number_key_and_escape_exactly_and_a_lone_surrogate_does_not_crash() -> None:
+    async def work(client: Any) -> Any:
+        return [plain(await client.call_tool("surrogate", {})), plain(await client.call_tool("small", {}))]
+
+    direct, proxied = both(FAULTY, work)
+    assert texts(proxied[0])[0] == '{"name":"bad \\ud800 char","price":19.90,"big":1e400,"dup":1,"dup":2}'
+    assert texts(direct[0])[0].replace(" ", "") == texts(proxied[0])[0].replace(" ", "")
+    assert proxied[1]["isError"] is False  # the proxy is still there for the next call
+    assert failures() == []
+
+
+def test_an_answer_written_just_before_the_downstream_exits_still_arrives() -> None:
+    async def work(client: Any) -> Any:
+        answers = []
+        for _ in range(3):
+            answers.append(plain(await client.call_tool("last_words", {})))
+            await asyncio.sleep(0.5)  # the process is gone now; the next call starts a new one
+        return answers
+
+    answers = in_session([*PROXY, "--", *FAULTY], work)
+    assert [texts(answer)[0] for answer in answers] == ["my last words"] * 3
+
+
+def test_a_downstream_tool_named_read_fields_keeps_its_name_and_ours_moves_aside() -> None:
+    env = {"FAULTY_SERVER_READ_FIELDS": "1"}
+
+    async def work(client: Any) -> Any:
+        names = [tool.name for tool in (await client.list_tools()).tools]
+        cached = plain(await client.call_tool("big", {}))
+        theirs = plain(await client.call_tool("read_fields", {"execution_id": "x"}))
+        execution_id = cached["structuredContent"]["execution_id"]
+        ours = plain(
+            await client.call_tool(
+                "pflow_structure_read_fields", {"execution_id": execution_id, "field_paths": ["result[0].id"]}
+            )
+        )
+        return names, cached, theirs, ours
+
+    names, cached, theirs, ours = in_session([*PROXY, "--", *FAULTY], work, env)
+    assert names.count("read_fields") == 1 and names[-1] == "pflow_structure_read_fields"
+    assert "pflow_structure_read_fields(execution_id=" in cached["structuredContent"]["hint"]
+    assert texts(theirs)[0] == "downstream read_fields got x"
+    assert ours["structuredContent"] == {"result[0].id": 0}
+
+
+def test_the_proxy_and_its_downstream_exit_when_the_client_leaves_during_a_call(tmp_path: Path) -> None:
+    pid_file = tmp_path / "downstream.pid"
+    downstream = [sys.executable, "-c", f"import os, runpy, sys; open({str(pid_file)!r}, 'w').write(str(os.getpid())); "
+                  f"sys.argv = [{FAULTY[1]!r}]; runpy.run_path({FAULTY[1]!r}, run_name='__main__')"]  # fmt: skip
+    process = subprocess.Popen([*PROXY, "--", *downstream], stdin=subprocess.PIPE, stdout=subprocess.PIPE)
+    assert process.stdin is not None and process.stdout is not None
+    messages = [
+        {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+            "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}},
+        {"jsonrpc": "2.0", "method": "notifications/initialized"},
+        {"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {"name": "sleep", "arguments": {"seconds": 300}}},
+    ]  # fmt: skip
+    process.stdin.write((json.dumps(messages[0]) + "\n").encode())
+    process.stdin.flush()
+    assert json.loads(process.stdout.readline())["id"] == 1
+    for message in messages[1:]:
+        process.stdin.write((json.dumps(message) + "\n").encode())
+    process.stdin.flush()
+    import time
+
+    time.sleep(1.5)  # the call is running downstream
+    process.stdin.close()
+    try:
+        assert process.wait(timeout=30) is not None
+    finally:
+        process.kill()
+    downstream_pid = int(pid_file.read_text())
+    for _ in range(50):
+        try:
+            os.kill(downstream_pid, 0)
+        except ProcessLookupError:
+            break
+        time.sleep(0.2)
+    else:
+        os.kill(downstream_pid, 9)
+        raise AssertionError("the downstream server outlived the proxy")
+
+
+def test_downstream_options_after_the_command_are_not_taken_by_the_proxy() -> None:
+    async def work(client: Any) -> Any:
+        return plain(await client.call_tool("small", {}))
+
+    # without "--", options after COMMAND are its own (--help here; the test server ignores argv)
+    answer = in_session([*PROXY, "--budget", "3", *FAULTY, "--help"], work)
+    assert answer["structuredContent"]["structure"]["result.items"] == {"type": "list", "length": 3}

@@ -42,12 +42,31 @@ class Shaped(NamedTuple):
 
 
 def _compact(value: Any) -> str:
-    return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+    """Compact JSON; escaped (ASCII) when a string holds a lone surrogate, which UTF-8 cannot carry."""
+    text = json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return json.dumps(value, separators=(",", ":"))
+    return text
+
+
+_STRING_OR_SPACE = re.compile(r'("(?:[^"\\]|\\.)*")|\s+')
+
+
+def strip_whitespace(json_text: str) -> str:
+    """Valid JSON text without the whitespace between its tokens: every number, escape and
+    repeated key stays exactly as the server wrote it (a loads/dumps round trip would turn
+    19.90 into 19.9, 1e400 into Infinity and drop a duplicate key)."""
+    return _STRING_OR_SPACE.sub(lambda match: match.group(1) or "", json_text)
 
 
 # Text starts like a JSON object or array: "{" then a key or "}", or "[" then a value or "]".
 # "[FILE] a.txt" (server-filesystem's listings) or "[note] ..." is plain text, not broken JSON.
 _JSON_START = re.compile(r'\s*(?:\{\s*["}]|\[\s*(?:[\[\]{"\-0-9]|(?:true|false|null)(?![A-Za-z0-9_])))')
+
+
+_SURELY_JSON = re.compile(r'(?:\[\s*)?\{\s*"')  # an object with a key, or a list of them
 
 
 def parse_text(text: str) -> tuple[bool, Any]:
@@ -61,7 +80,14 @@ def parse_text(text: str) -> tuple[bool, Any]:
     stripped = text.strip()
     try:
         return True, json.loads(stripped)
-    except ValueError as exc:
+    except json.JSONDecodeError as exc:
+        # "[1] A title" or "[2024-05-01 12:00] INFO ..." stop parsing early and are plain text;
+        # an object with a key, or a parse that ran to the end (a cut-off answer), is broken JSON.
+        cut_off = exc.pos >= len(stripped) - 1 and not exc.msg.startswith("Extra data")
+        if _SURELY_JSON.match(stripped) or cut_off:
+            raise MalformedJSONError(f"text starts like JSON but does not parse: {exc}") from None
+        return False, text
+    except (ValueError, RecursionError) as exc:
         raise MalformedJSONError(f"text starts like JSON but does not parse: {exc}") from None
 
 
@@ -105,7 +131,8 @@ def payload(result: dict[str, Any]) -> tuple[Any, bool] | None:
     """The value a result carries and whether it came from JSON; None when it has non-text content.
 
     One text block: its JSON, else structuredContent when that is more than a wrapper around the
-    text, else the text's lines. Several text blocks: a list with one value per block.
+    text, else the text's lines (split on "\n" only, so joining them with "\n" gives the text
+    back). Several text blocks: a list with one value per block.
     """
     content = result.get("content", [])
     if any(block.get("type") != "text" for block in content):
@@ -120,18 +147,30 @@ def payload(result: dict[str, Any]) -> tuple[Any, bool] | None:
             return value, True
         if structured is not None and not duplicates_text(structured, texts, parsed):
             return structured, True
-        return value.splitlines(), False
+        return value.split("\n"), False
     if not texts and structured is not None:
         return structured, True
     return parsed, any(is_json for is_json, _ in decoded)
 
 
-def hint(execution_id: str, example_path: str, tokens: int) -> str:
+def hint(execution_id: str, example_path: str, tokens: int, read_tool: str = "read_fields") -> str:
     return (
         f"Too large to show ({tokens:,} tokens). "
-        f"Read only what you need: read_fields(execution_id={json.dumps(execution_id)}, "
+        f"Read only what you need: {read_tool}(execution_id={json.dumps(execution_id)}, "
         f"field_paths=[{json.dumps(example_path, ensure_ascii=False)}]); [*] reads every item, limit/offset page."
     )
+
+
+def _plain_note(result: dict[str, Any], count: TokenCounter, budget: int) -> str | None:
+    """The text of a result whose data came from structuredContent, when it is short plain text."""
+    content = result.get("content", [])
+    structured = result.get("structuredContent")
+    if len(content) != 1 or structured is None:
+        return None
+    text = content[0].get("text", "")
+    if parse_text(text)[0] or duplicates_text(structured, [text], [text]) or count(text) > budget // 4:
+        return None
+    return str(text)
 
 
 def _example_path(structure: dict[str, Any]) -> str:
@@ -150,6 +189,7 @@ def shape_result(
     budget: int,
     count: TokenCounter,
     store: Store,
+    read_tool: str = "read_fields",
 ) -> Shaped:
     """The answer the agent gets for one downstream result (see the module docstring).
 
@@ -167,10 +207,10 @@ def shape_result(
         texts = [block["text"] for block in result["content"]]
         if not from_json or len(texts) != 1:
             return Shaped(result, "passed", tokens_in, tokens_in)
-        is_json, own_value = parse_text(texts[0])
+        is_json, _ = parse_text(texts[0])
         if not is_json:  # plain text beside a structuredContent: the words stay as they are
             return Shaped(result, "passed", tokens_in, tokens_in)
-        compact = {**result, "content": [{**result["content"][0], "text": _compact(own_value)}]}
+        compact = {**result, "content": [{**result["content"][0], "text": strip_whitespace(texts[0].strip())}]}
         tokens_out = visible_tokens(compact, count)
         if tokens_out < tokens_in:
             return Shaped(compact, "compacted", tokens_in, tokens_out)
@@ -180,7 +220,16 @@ def shape_result(
     for key in ("omitted_paths", "warnings"):
         if key in described:
             answer[key] = described[key]
-    answer["hint"] = hint(described["execution_id"], _example_path(described["structure"]), tokens_in)
+    answer["hint"] = hint(described["execution_id"], _example_path(described["structure"]), tokens_in, read_tool)
+    note = _plain_note(result, count, budget)
+    if note is not None:
+        answer["note"] = note  # e.g. "3 more pages, use page=2" beside the data: the agent needs it
     text = _compact(answer)
-    shaped = {"content": [{"type": "text", "text": text}], "structuredContent": answer, "isError": False}
+    shaped: dict[str, Any] = {
+        "content": [{"type": "text", "text": text}],
+        "structuredContent": answer,
+        "isError": False,
+    }
+    if "_meta" in result:
+        shaped["_meta"] = result["_meta"]
     return Shaped(shaped, "cached", tokens_in, count(text))

@@ -107,12 +107,32 @@ def _wrap_result(handler: Any, server_result: Any) -> Any:
     return call
 
 
-async def run_stdio(server: Any) -> None:
-    """Serve a low-level server on this process's stdin and stdout until the client leaves."""
+async def run_stdio(server: Any, *, linger: float = 1.0) -> None:
+    """Serve a low-level server on this process's stdin and stdout until the client leaves.
+
+    When stdin ends, handlers still running get ``linger`` seconds and are then cancelled:
+    mcp before 1.30 would otherwise wait for them (forever, for a downstream call that hangs).
+    """
+    import anyio
     from mcp.server.stdio import stdio_server
 
     async with stdio_server() as (read_stream, write_stream):
-        await server.run(read_stream, write_stream, server.create_initialization_options())
+        send, receive = anyio.create_memory_object_stream[Any](16)
+        async with anyio.create_task_group() as group:
+
+            async def relay() -> None:
+                try:
+                    async with send:
+                        async for message in read_stream:
+                            await send.send(message)
+                except (anyio.ClosedResourceError, anyio.BrokenResourceError, anyio.EndOfStream):
+                    pass
+                await anyio.sleep(linger)
+                group.cancel_scope.cancel()
+
+            group.start_soon(relay)
+            await server.run(receive, write_stream, server.create_initialization_options())
+            group.cancel_scope.cancel()
 
 
 def protocol_error_class() -> type[Exception]:
@@ -149,3 +169,17 @@ def paged(method: Any, params: Any) -> Any:
     if "params" in inspect.signature(method).parameters:
         return method(params=params)
     return method(getattr(params, "cursor", None))
+
+
+async def call_tool_unchecked(session: Any, name: str, arguments: dict[str, Any]) -> Any:
+    """``tools/call`` without the client's check of ``structuredContent`` against the tool's output
+    schema (``ClientSession.call_tool`` raises on a mismatch, and 1.x lists the tools first): the
+    proxy passes results on, and its own client sees no output schema."""
+    from mcp import types
+
+    request: Any = types.CallToolRequest(
+        method="tools/call", params=types.CallToolRequestParams(name=name, arguments=arguments)
+    )
+    if isinstance(types.ClientRequest, type):  # mcp 1.x wraps requests in a root model
+        request = types.ClientRequest(request)
+    return await session.send_request(request, types.CallToolResult)

@@ -17,6 +17,8 @@ them, and a client that validates ``structuredContent`` would reject it.
 
 from __future__ import annotations
 
+import contextlib
+import functools
 import json
 import os
 import shlex
@@ -34,6 +36,8 @@ from pflow_structure.settings import Settings
 READ_TOOL = "read_fields"
 INTERNAL_ERROR = -32603
 DEFAULT_START_TIMEOUT = 60.0
+MAX_TOOL_PAGES = 100
+GRACE = 5.0  # seconds an in-flight request may still take after the downstream's output ended
 EXACT_COUNT_CHARS = 4_000_000
 
 READ_TOOL_DESCRIPTION = (
@@ -67,8 +71,10 @@ class _Connection:
 
     The owning task enters the SDK's ``stdio_client`` and ``ClientSession`` and stays inside
     them until the connection is closed or the process's output ends; other tasks send
-    requests through ``session``. ``dead`` is set the moment the output ends, so a request in
-    flight (or the next one) fails at once instead of waiting for an answer that cannot come.
+    requests through ``session``. ``dead`` is set the moment the output ends: no new request
+    gets this connection. Requests in flight get what the process wrote before it exited (the
+    session delivers it, then fails the rest with "Connection closed"); the owner leaves the
+    session only when they are done, or after ``GRACE`` seconds.
     """
 
     def __init__(self) -> None:
@@ -78,6 +84,7 @@ class _Connection:
         self.session: Any = None
         self.init: dict[str, Any] = {}
         self.error: BaseException | None = None
+        self.in_flight = 0
 
     async def own(self, command: list[str], start_timeout: float) -> None:
         from mcp import ClientSession, StdioServerParameters
@@ -97,6 +104,9 @@ class _Connection:
                         self.session = session
                         self.ready.set()
                         await self.dead.wait()
+                        with anyio.move_on_after(GRACE):
+                            while self.in_flight:
+                                await anyio.sleep(0.02)
                     group.cancel_scope.cancel()
         except Exception as exc:
             self.error = exc
@@ -161,14 +171,18 @@ class Downstream:
         outcome: dict[str, Any] = {}
 
         async def send(scope: Any) -> None:
+            connection.in_flight += 1
             try:
                 outcome["value"] = await call(connection.session)
             except Exception as exc:
                 outcome["error"] = exc
+            finally:
+                connection.in_flight -= 1
             scope.cancel()
 
         async def watch(scope: Any) -> None:
             await connection.dead.wait()
+            await anyio.sleep(GRACE)  # an answer written before the exit still arrives
             scope.cancel()
 
         async with anyio.create_task_group() as group:
@@ -225,6 +239,25 @@ class Proxy:
         self.read_tool = READ_TOOL
         self.shaped: list[str] = []  # kinds of the answers given, for tests and benchmarks
 
+    async def choose_read_tool(self) -> str:
+        """``read_fields``, or ``pflow_structure_read_fields`` when the downstream has a tool of that
+        name; decided once, over every page of the downstream's tool list."""
+        from mcp import types
+
+        from pflow_structure.mcp.compat import to_dict
+
+        names: set[str] = set()
+        cursor = None
+        for _ in range(MAX_TOOL_PAGES):
+            page = types.PaginatedRequestParams(cursor=cursor) if cursor else None
+            listing = to_dict(await self.downstream.request(functools.partial(_list_tools, page=page)))
+            names.update(tool.get("name", "") for tool in listing.get("tools", []))
+            cursor = listing.get("nextCursor")
+            if not cursor:
+                break
+        self.read_tool = READ_TOOL if READ_TOOL not in names else f"pflow_structure_{READ_TOOL}"
+        return self.read_tool
+
     # -- handlers -----------------------------------------------------------------------------
     def handlers(self, capabilities: dict[str, Any]) -> dict[str, Callable[[Any], Awaitable[Any]]]:
         from pflow_structure.mcp.compat import paged
@@ -272,9 +305,6 @@ class Proxy:
 
         listing = to_dict(await self._downstream_or_protocol_error(lambda session: paged(session.list_tools, params)))
         tools = [{k: v for k, v in tool.items() if k != "outputSchema"} for tool in listing.get("tools", [])]
-        names = {tool.get("name") for tool in tools}
-        if self.read_tool in names:
-            self.read_tool = "pflow_structure_read_fields"
         if not getattr(params, "cursor", None):
             tools.append(
                 {"name": self.read_tool, "description": READ_TOOL_DESCRIPTION, "inputSchema": READ_TOOL_SCHEMA}
@@ -284,26 +314,28 @@ class Proxy:
     async def call_tool(self, params: Any) -> Any:
         from mcp import types
 
-        from pflow_structure.mcp.compat import to_dict, tool_result
+        from pflow_structure.mcp.compat import call_tool_unchecked, to_dict, tool_result
 
         name = params.name
         arguments = dict(params.arguments or {})
         if name == self.read_tool:
             return await self._read_fields(arguments)
         try:
-            raw = await self.downstream.request(lambda session: session.call_tool(name, arguments))
+            raw = await self.downstream.request(lambda session: call_tool_unchecked(session, name, arguments))
         except DownstreamError as exc:
             self._log(name, len(_json_bytes(arguments)), str(exc), stage="call")
             return tool_result(None, f"Error: {exc}", is_error=True)
         result = to_dict(raw)
         try:
             shaped = await anyio.to_thread.run_sync(self._shape, name, arguments, result)
+            answer = raw if shaped.kind == "passed" else types.CallToolResult.model_validate(shaped.result)
+            answer.model_dump_json(by_alias=True, exclude_none=True).encode("utf-8")  # it must reach the client
         except Exception as exc:
             self._log(name, len(_json_bytes(result)), exc, stage="transform")
             self.shaped.append("fallback")
             return raw
         self.shaped.append(shaped.kind)
-        return raw if shaped.kind == "passed" else types.CallToolResult.model_validate(shaped.result)
+        return answer
 
     # -- work ---------------------------------------------------------------------------------
     def _shape(self, tool: str, arguments: dict[str, Any], result: dict[str, Any]) -> Any:
@@ -317,7 +349,9 @@ class Proxy:
             # Exact up to a few megabytes (about 8 MB/s); beyond that only "over the budget" matters.
             return count_tokens(text) if len(text) <= EXACT_COUNT_CHARS else (len(text) + 3) // 4
 
-        return shape_result(tool, arguments, result, budget=self.budget, count=count, store=store)
+        return shape_result(
+            tool, arguments, result, budget=self.budget, count=count, store=store, read_tool=self.read_tool
+        )
 
     async def _read_fields(self, arguments: dict[str, Any]) -> Any:
         from pflow_structure.mcp.server import answer_from
@@ -332,6 +366,12 @@ class Proxy:
     def _log(self, tool: str, input_bytes: int, error: BaseException | str, *, stage: str) -> None:
         record = failure_record(tool, input_bytes, error, stage=stage, source="mcp-proxy", command=self.downstream.name)
         append_failure(self.settings.failure_log, record)
+
+
+def _list_tools(session: Any, page: Any) -> Any:
+    from pflow_structure.mcp.compat import paged
+
+    return paged(session.list_tools, page)
 
 
 def _json_bytes(value: Any) -> bytes:
@@ -373,7 +413,7 @@ async def serve(
     """Run the proxy until the client disconnects (stdio, or the given server-side ``streams``)."""
     from importlib.metadata import version
 
-    from pflow_structure.mcp.compat import lowlevel_server, run_stdio
+    from pflow_structure.mcp.compat import lowlevel_server, protocol_error_class, run_stdio
 
     failure: BaseException | None = None
     async with anyio.create_task_group() as group:
@@ -386,9 +426,14 @@ async def serve(
             group.cancel_scope.cancel()
         else:
             proxy = Proxy(downstream, settings, budget)
+            if "tools" in connection.init.get("capabilities", {}):
+                with contextlib.suppress(DownstreamError, protocol_error_class()):
+                    await proxy.choose_read_tool()  # else "read_fields"; a dead downstream restarts on the next call
             info = connection.init.get("serverInfo", {})
             instructions = "\n\n".join(
-                part for part in (connection.init.get("instructions"), INSTRUCTIONS.format(read_tool=READ_TOOL)) if part
+                part
+                for part in (connection.init.get("instructions"), INSTRUCTIONS.format(read_tool=proxy.read_tool))
+                if part
             )
             server = lowlevel_server(
                 f"{info.get('name', 'mcp-server')} via pflow-structure",

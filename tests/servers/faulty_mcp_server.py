@@ -10,6 +10,8 @@ from __future__ import annotations
 import json
 import os
 import sys
+import threading
+import time
 from pathlib import Path
 from typing import Any
 
@@ -33,39 +35,63 @@ def _records(count: int) -> list[dict[str, Any]]:
 
 
 @server.tool(description="Small pretty-printed JSON.")
-def small() -> Any:
+def small():
     return tool_result(None, json.dumps({"ok": True, "items": [1, 2, 3]}, indent=2))
 
 
 @server.tool(description="count records as pretty-printed JSON text.")
-def big(count: int = 500) -> Any:
+def big(count: int = 500):
     return tool_result(None, json.dumps(_records(count), indent=2))
 
 
 @server.tool(description="Text that starts like JSON and is cut off.")
-def malformed(size: int = 10) -> Any:
+def malformed(size: int = 10):
     return tool_result(None, json.dumps(_records(size), indent=2)[:-40])
 
 
 @server.tool(description="Exits the server process in the middle of the call.")
-def die() -> Any:
+def die():
     sys.stdout.flush()
     os._exit(3)
 
 
 @server.tool(description="A tool error.")
-def fail() -> Any:
+def fail():
     return tool_result(None, "the tool failed on purpose", is_error=True)
 
 
 @server.tool(description="Plain text, one line per item.")
-def plain(lines: int = 5) -> Any:
+def plain(lines: int = 5):
     return tool_result(None, "\n".join(f"line {index}: some plain text" for index in range(lines)))
 
 
 @server.tool(description="This server's process id.")
-def pid() -> Any:
+def pid():
     return tool_result(None, str(os.getpid()))
+
+
+@server.tool(description="Sleeps, then answers.")
+def sleep(seconds: float = 300):
+    time.sleep(seconds)
+    return tool_result(None, "slept")
+
+
+@server.tool(description="Answers, then the process exits a moment later.")
+def last_words():
+    threading.Timer(0.2, os._exit, args=(0,)).start()
+    return tool_result(None, "my last words")
+
+
+@server.tool(description="Small JSON with an escaped lone surrogate (a cut emoji, as real APIs send).")
+def surrogate():
+    return tool_result(None, '{"name": "bad \\ud800 char", "price": 19.90, "big": 1e400, "dup": 1, "dup": 2}')
+
+
+if os.environ.get("FAULTY_SERVER_READ_FIELDS") == "1":
+
+    @server.tool(name="read_fields", description="The downstream's own read_fields.")
+    def own_read_fields(execution_id: str = ""):
+        return tool_result(None, f"downstream read_fields got {execution_id}")
 
 
 @server.prompt(description="A greeting prompt.")
