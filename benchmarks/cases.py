@@ -31,6 +31,7 @@ from common import (
     median_seconds,
     row,
 )
+from filtering import bench_filter
 from proxy import bench_proxy
 from wrapper import bench_wrapper
 
@@ -283,4 +284,5 @@ BENCHMARKS: dict[str, Callable[[Context], dict[str, Any]]] = {
     "e_inference": bench_inference,
     "f_wrapper": bench_wrapper,
     "g_mcp_proxy": bench_proxy,
+    "h_filter": bench_filter,
 }

@@ -42,6 +42,9 @@ How it measures (see `DESIGN.md`, "Measuring"):
   once behind `python -m pflow_structure proxy --`, both connected at once. Tokens are
   `visible_tokens` of the result's JSON form, counted as the agent reads it; times are medians
   of interleaved repeats after one untimed call, shown as proxied / direct.
+- (h) runs the heuristic field filter (issue 5) on the 15 corpus files over 50 fields against
+  `tests/data/filter_labels.json`, times it on every corpus structure, and counts the default
+  CLI text (filtering on, no LLM) over the corpus.
 """
 
 
@@ -184,6 +187,21 @@ START = "<!-- results: written by benchmarks/run.py; edits between these markers
 END = "<!-- end of results -->"
 
 
+def filter_table(bench: dict[str, Any]) -> list[str]:
+    lines = [
+        "| File | Fields | Kept | Must-keep kept | Must-drop dropped | Filter ms | CLI text tokens |",
+        "|---|---:|---:|---:|---:|---:|---:|",
+    ]
+    for entry in bench["files"]:
+        if "keep_total" not in entry:
+            continue
+        lines.append(
+            f"| {entry['file']} | {entry['fields']:,} | {entry['kept']} | {entry['keep_right']}/{entry['keep_total']} "
+            f"| {entry['drop_right']}/{entry['drop_total']} | {entry['ms']:.1f} | {entry.get('cli_tokens', '-')} |"
+        )
+    return lines
+
+
 def update_readme(existing: str | None, results: dict[str, Any]) -> str:
     """Replace the results between the markers; keep everything else (hand-written notes)."""
     block = f"{START}\n{render_results(results)}\n{END}"
@@ -216,6 +234,8 @@ def render_results(results: dict[str, Any]) -> str:
         lines += ["## (c) Cold-process times", "", *cold_table(benches["c_cold_process"]), ""]
     if "calls" in benches.get("g_mcp_proxy", {}):
         lines += ["## (g) MCP proxy, per call", "", *proxy_table(benches["g_mcp_proxy"]), ""]
+    if "files" in benches.get("h_filter", {}):
+        lines += ["## (h) Field filter, per labelled file", "", *filter_table(benches["h_filter"]), ""]
     missed = [r["benchmark"] for b in benches.values() for r in b.get("rows", []) if r["passed"] is False]
     crashed = [key for key, b in benches.items() if "error" in b]
     if missed or crashed:

@@ -86,14 +86,23 @@ def main(cache_dir: str | None) -> None:
 @click.argument("params", nargs=-1, metavar="[KEY=VALUE]...")
 @click.option("--json", "as_json", is_flag=True, help="Print the result dict as JSON (what MCP returns).")
 @click.option("--max-paths", type=click.IntRange(min=1), help="Most paths to list [default 500].")
+@click.option(
+    "--all-fields",
+    is_flag=True,
+    help="List every field: no filtering of structures over 50 fields (PFLOW_STRUCTURE_FILTER=off does the same).",
+)
 @click.pass_context
 @_fails_cleanly
-def run(ctx: click.Context, node: str, params: Sequence[str], as_json: bool, max_paths: int | None) -> None:
+def run(
+    ctx: click.Context, node: str, params: Sequence[str], as_json: bool, max_paths: int | None, all_fields: bool
+) -> None:
     """Run NODE and print the structure of its output and an execution id.
 
     Parameters are KEY=VALUE: numbers, true/false and null are typed, values starting
     with [ or { are JSON, and KEY=@FILE reads the value from FILE. Values are kept in
-    the cache with secrets (tokens, passwords, keys) masked.
+    the cache with secrets (tokens, passwords, keys) masked. A structure of more than 50
+    fields shows the ones that matter most (PFLOW_STRUCTURE_FILTER: auto, llm,
+    heuristic, off); --all-fields lists all, and read-fields reads any path either way.
 
     \b
     Example:
@@ -107,7 +116,7 @@ def run(ctx: click.Context, node: str, params: Sequence[str], as_json: bool, max
     settings = _settings(ctx)
     if max_paths:
         settings = settings.replace(max_paths=max_paths)
-    result = registry_run(node, parameters, settings=settings)
+    result = registry_run(node, parameters, settings=settings, all_fields=all_fields)
     if as_json:
         _echo_json(result)
     else:

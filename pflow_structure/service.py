@@ -6,6 +6,7 @@ returns chosen values. Adapters translate arguments and errors; the logic lives 
 
 from __future__ import annotations
 
+import os
 from collections.abc import Mapping, Sequence
 from typing import Any, NamedTuple
 
@@ -22,19 +23,43 @@ def registry_run(
     *,
     settings: Settings | None = None,
     cache: ExecutionCache | None = None,
+    all_fields: bool = False,
 ) -> dict[str, Any]:
     """Run a node, cache what it wrote, and return its structure (no values).
 
     Returns the spec's dict: ``execution_id``, ``node_type``, ``structure``,
     ``field_count``, ``original_field_count``, ``filtered``; plus ``omitted_paths`` when
     the structure was capped and ``warnings`` when something needs the user's attention.
-    Raises :class:`NodeNotFoundError` or :class:`NodeExecutionError` (nothing cached).
+    A structure of more than 50 fields is filtered (see :mod:`pflow_structure.filtering`):
+    then ``filter``, ``hidden_fields`` and ``filter_note`` say what happened; ``all_fields``
+    lists everything. Raises :class:`NodeNotFoundError` or :class:`NodeExecutionError`
+    (nothing cached).
     """
     settings = settings or Settings.from_env()
     cache = cache or settings.cache()
     params = dict(parameters or {})
+    _preload_llm(settings, all_fields)
     outputs = run_node(node_type, params)
-    return store_outputs(node_type, params, outputs, settings=settings, cache=cache)
+    return store_outputs(node_type, params, outputs, settings=settings, cache=cache, all_fields=all_fields)
+
+
+def _preload_llm(settings: Settings, all_fields: bool) -> None:
+    """Import litellm (seconds) in the background while the node runs, when the LLM may filter."""
+    options = settings.filter_options()
+    if all_fields or not options.llm_ready or options.mode not in ("auto", "llm"):
+        return
+    import contextlib
+    import threading
+
+    from pflow_structure.filtering import llm
+
+    os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
+
+    def preload() -> None:
+        with contextlib.suppress(Exception):  # the filter call reports any real problem
+            llm.preload(options.model or llm.DEFAULT_MODEL)
+
+    threading.Thread(target=preload, name="pflow-structure-llm-preload", daemon=True).start()
 
 
 def run_node(node_type: str, params: dict[str, Any]) -> dict[str, Any]:
@@ -96,12 +121,15 @@ def store_outputs(
     settings: Settings | None = None,
     cache: ExecutionCache | None = None,
     execution_id: str | None = None,
+    all_fields: bool = False,
 ) -> dict[str, Any]:
     """Encode, cache and describe outputs a node already produced (used by wrappers too).
 
     ``execution_id`` stores under an id the caller already announced (see ``ExecutionCache.put``).
     """
-    captured = capture_outputs(node_type, params, outputs, settings=settings, cache=cache, execution_id=execution_id)
+    captured = capture_outputs(
+        node_type, params, outputs, settings=settings, cache=cache, execution_id=execution_id, all_fields=all_fields
+    )
     return captured.result
 
 
@@ -126,6 +154,7 @@ def capture_outputs(
     settings: Settings | None = None,
     cache: ExecutionCache | None = None,
     execution_id: str | None = None,
+    all_fields: bool = False,
 ) -> CapturedOutputs:
     """Like :func:`store_outputs`, and also says whether the cache holds the entry.
 
@@ -148,22 +177,40 @@ def capture_outputs(
         execution_id=execution_id,
     )
     inferred = infer_structure(encoded.value, binary_paths=encoded.binary_paths, max_paths=settings.max_paths)
+    chosen = _filter(inferred.structure, inferred.field_count, node_type, settings, all_fields)
     result: dict[str, Any] = {
         "execution_id": stored.execution_id,
         "node_type": node_type,
-        "structure": inferred.structure,
-        "field_count": inferred.field_count,
+        "structure": chosen.structure,
+        "field_count": chosen.kept_fields if chosen.filtered else inferred.field_count,
         "original_field_count": inferred.field_count,
-        "filtered": False,
+        "filtered": chosen.filtered,
     }
-    if inferred.omitted_paths:
+    if chosen.filtered:
+        result["filter"] = chosen.method
+        result["hidden_fields"] = max(0, inferred.field_count - chosen.kept_fields)
+        result["filter_note"] = (
+            f"{result['hidden_fields']} fields hidden: --all-fields (MCP: all_fields) lists them, "
+            "read_fields reads any path"
+        )
+    if inferred.omitted_paths and not chosen.filtered:
         result["omitted_paths"] = inferred.omitted_paths
-    warnings = list(stored.warnings) + _summarise(encoded.notes, stored.execution_id)
+    warnings = list(stored.warnings) + list(chosen.warnings) + _summarise(encoded.notes, stored.execution_id)
     if not inferred.total_paths:
         warnings.append(f"Node {node_type!r} wrote no outputs.")
     if warnings:
         result["warnings"] = warnings
     return CapturedOutputs(result, stored.cached, encoded.value, list(encoded.binary_paths), list(encoded.notes))
+
+
+def _filter(structure: Any, field_count: int, node_type: str, settings: Settings, all_fields: bool) -> Any:
+    from pflow_structure.filtering import filter_structure
+
+    options = settings.filter_options()
+    if options.llm_ready and options.mode in ("auto", "llm") and field_count > options.threshold:
+        # litellm fetches its model price map from the network at import unless told not to.
+        os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
+    return filter_structure(structure, field_count, node_type, options, all_fields=all_fields)
 
 
 MAX_NOTES_SHOWN = 5

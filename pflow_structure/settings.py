@@ -13,6 +13,7 @@ variable                            meaning                                  def
 
 from __future__ import annotations
 
+import importlib.util
 import math
 import os
 import re
@@ -22,6 +23,7 @@ from typing import Any
 
 from pflow_structure.cache.store import DEFAULT_MAX_BYTES, DEFAULT_TTL_HOURS, ExecutionCache, default_cache_dir
 from pflow_structure.errors import ParameterError
+from pflow_structure.filtering import DEFAULT_TARGET, DEFAULT_THRESHOLD, DEFAULT_TIMEOUT, MODES, FilterOptions
 from pflow_structure.structure import DEFAULT_MAX_PATHS
 
 ENV_CACHE_DIR = "PFLOW_STRUCTURE_CACHE_DIR"
@@ -29,7 +31,13 @@ ENV_TTL_HOURS = "PFLOW_STRUCTURE_TTL_HOURS"
 ENV_MAX_CACHE_SIZE = "PFLOW_STRUCTURE_MAX_CACHE_SIZE"
 ENV_MAX_PATHS = "PFLOW_STRUCTURE_MAX_PATHS"
 ENV_FAILURE_LOG = "PFLOW_STRUCTURE_FAILURE_LOG"
-_FIELDS = ("cache_dir", "ttl_hours", "max_cache_bytes", "max_paths", "failure_log")
+ENV_FILTER = "PFLOW_STRUCTURE_FILTER"
+ENV_FILTER_THRESHOLD = "PFLOW_STRUCTURE_FILTER_THRESHOLD"
+ENV_FILTER_TARGET = "PFLOW_STRUCTURE_FILTER_TARGET"
+ENV_FILTER_MODEL = "PFLOW_STRUCTURE_FILTER_MODEL"
+ENV_FILTER_TIMEOUT = "PFLOW_STRUCTURE_FILTER_TIMEOUT"
+ENV_FILTER_API_BASE = "PFLOW_STRUCTURE_FILTER_API_BASE"
+_FIELDS = ("cache_dir", "ttl_hours", "max_cache_bytes", "max_paths", "failure_log", "filtering")
 _UNITS = {"": 1, "b": 1, "kb": 1024, "mb": 1024**2, "gb": 1024**3, "tb": 1024**4}
 
 
@@ -40,7 +48,7 @@ class Settings:
     tenth of ``read-fields``' start-up.
     """
 
-    __slots__ = ("cache_dir", "failure_log", "max_cache_bytes", "max_paths", "ttl_hours")
+    __slots__ = ("cache_dir", "failure_log", "filtering", "max_cache_bytes", "max_paths", "ttl_hours")
 
     def __init__(
         self,
@@ -49,15 +57,23 @@ class Settings:
         max_cache_bytes: int = DEFAULT_MAX_BYTES,
         max_paths: int = DEFAULT_MAX_PATHS,
         failure_log: Path | None = None,
+        filtering: FilterOptions | None = None,
     ) -> None:
         self.cache_dir = Path(cache_dir) if cache_dir is not None else default_cache_dir()
         self.ttl_hours = ttl_hours
         self.max_cache_bytes = max_cache_bytes
         self.max_paths = max_paths
         self.failure_log = Path(failure_log) if failure_log is not None else default_failure_log()
+        self.filtering = filtering if filtering is not None else FilterOptions()
 
-    def _fields(self) -> tuple[Path, float, int, int, Path]:
-        return (self.cache_dir, self.ttl_hours, self.max_cache_bytes, self.max_paths, self.failure_log)
+    def _fields(self) -> tuple[Path, float, int, int, Path, FilterOptions]:
+        return (self.cache_dir, self.ttl_hours, self.max_cache_bytes, self.max_paths, self.failure_log, self.filtering)
+
+    def filter_options(self) -> FilterOptions:
+        """The filter options, with the decision cache beside the execution cache unless set."""
+        if self.filtering.decisions_dir is not None:
+            return self.filtering
+        return self.filtering._replace(decisions_dir=self.cache_dir.parent / "filter-decisions")
 
     def replace(self, **changes: Any) -> Settings:
         """A copy with some fields changed: ``settings.replace(max_paths=50)``."""
@@ -76,7 +92,8 @@ class Settings:
     def __repr__(self) -> str:
         return (
             f"Settings(cache_dir={self.cache_dir!r}, ttl_hours={self.ttl_hours!r}, "
-            f"max_cache_bytes={self.max_cache_bytes!r}, max_paths={self.max_paths!r}, failure_log={self.failure_log!r})"
+            f"max_cache_bytes={self.max_cache_bytes!r}, max_paths={self.max_paths!r}, "
+            f"failure_log={self.failure_log!r}, filtering={self.filtering!r})"
         )
 
     @classmethod
@@ -93,10 +110,42 @@ class Settings:
             else base.max_cache_bytes,
             max_paths=_whole_number(env, ENV_MAX_PATHS, base.max_paths),
             failure_log=Path(env[ENV_FAILURE_LOG]).expanduser() if env.get(ENV_FAILURE_LOG) else base.failure_log,
+            filtering=_filter_options(env),
         )
 
     def cache(self) -> ExecutionCache:
         return ExecutionCache(self.cache_dir, ttl_hours=self.ttl_hours, max_bytes=self.max_cache_bytes)
+
+
+def _filter_options(env: Mapping[str, str]) -> FilterOptions:
+    """The filter settings; ``llm_ready`` when the model's provider key (or an API base) is set."""
+    mode = (env.get(ENV_FILTER) or "auto").strip().lower()
+    if mode not in MODES:
+        choices = ", ".join(MODES)
+        raise ParameterError(f"{ENV_FILTER}={env.get(ENV_FILTER)!r} is not a filter mode; use one of {choices}")
+    model = (env.get(ENV_FILTER_MODEL) or "").strip()
+    api_base = (env.get(ENV_FILTER_API_BASE) or "").strip() or None
+    key_name: str | None = None
+    if mode in ("auto", "llm"):
+        from pflow_structure.filtering.llm import DEFAULT_MODEL, provider_key_env
+
+        key_name = provider_key_env(model or DEFAULT_MODEL)
+    configured = bool(key_name and env.get(key_name)) or (api_base is not None and mode in ("auto", "llm"))
+    installed = configured and importlib.util.find_spec("litellm") is not None
+    ready = configured and installed
+    if configured and not installed:
+        key_name = None  # the key is there; what is missing is litellm (the warning says so)
+    return FilterOptions(
+        mode=mode,
+        threshold=_whole_number(env, ENV_FILTER_THRESHOLD, DEFAULT_THRESHOLD),
+        target=_whole_number(env, ENV_FILTER_TARGET, DEFAULT_TARGET),
+        model=model,
+        llm_ready=ready,
+        timeout=_number(env, ENV_FILTER_TIMEOUT, DEFAULT_TIMEOUT),
+        api_base=api_base,
+        missing_key=key_name,
+        missing_package="litellm" if configured and not installed else None,
+    )
 
 
 def default_failure_log() -> Path:

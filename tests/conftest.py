@@ -35,6 +35,15 @@ def isolated_cache(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest
         "PFLOW_STRUCTURE_MAX_CACHE_SIZE",
         "PFLOW_STRUCTURE_MAX_PATHS",
         "PFLOW_STRUCTURE_PROXY_BUDGET",
+        "PFLOW_STRUCTURE_FILTER",
+        "PFLOW_STRUCTURE_FILTER_THRESHOLD",
+        "PFLOW_STRUCTURE_FILTER_TARGET",
+        "PFLOW_STRUCTURE_FILTER_MODEL",
+        "PFLOW_STRUCTURE_FILTER_TIMEOUT",
+        "PFLOW_STRUCTURE_FILTER_API_BASE",
+        # a developer's real key must not make the suite call a paid LLM (auto mode would)
+        "ANTHROPIC_API_KEY",
+        "OPENAI_API_KEY",
     ):
         monkeypatch.delenv(name, raising=False)
     return cache_dir

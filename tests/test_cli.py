@@ -350,9 +350,30 @@ def test_run_json_prints_the_result_dict() -> None:
         "field_count",
         "original_field_count",
         "filtered",
+        "filter",
+        "hidden_fields",
+        "filter_note",
     ]
     assert re.fullmatch(ID_PATTERN, result["execution_id"])
     assert result["structure"]["result[0].title"] == {"type": "str", "avg_length": 41}
+    assert result["filtered"] is True and result["filter"] == "heuristic"
+    assert result["field_count"] <= 20 < result["original_field_count"]
+    assert result["hidden_fields"] == result["original_field_count"] - result["field_count"]
+    assert "result[0].url" not in result["structure"] and "result[0].node_id" not in result["structure"]
+
+
+def test_all_fields_lists_everything_and_the_filter_can_be_turned_off(monkeypatch: pytest.MonkeyPatch) -> None:
+    everything = run_json("read-json", f"path={ISSUES}", "--all-fields")
+    assert list(everything)[-3:] == ["field_count", "original_field_count", "filtered"]
+    assert everything["filtered"] is False and everything["field_count"] == everything["original_field_count"]
+    assert "result[0].url" in everything["structure"]
+    monkeypatch.setenv("PFLOW_STRUCTURE_FILTER", "off")
+    assert run_json("read-json", f"path={ISSUES}")["structure"] == everything["structure"]
+    monkeypatch.setenv("PFLOW_STRUCTURE_FILTER", "sometimes")
+    outcome = invoke("run", "read-json", f"path={ISSUES}")
+    assert outcome.exit_code == 1
+    expected = "PFLOW_STRUCTURE_FILTER='sometimes' is not a filter mode; use one of auto, llm, heuristic, off"
+    assert expected in outcome.stderr
 
 
 def test_run_text_lists_template_paths_and_a_summary() -> None:

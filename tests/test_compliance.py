@@ -414,9 +414,15 @@ def parse_structure_text(text: str) -> dict[str, Any]:
     for line in rest:
         if line.startswith("Node type: "):
             result["node_type"] = line.removeprefix("Node type: ")
-        elif m := re.fullmatch(r"Field count: (\d+) \(original (\d+), (filtered|not filtered)\)", line):
+        elif m := re.fullmatch(r"Field count: (\d+) \(original (\d+), not filtered\)", line):
             result["field_count"], result["original_field_count"] = int(m[1]), int(m[2])
-            result["filtered"] = m[3] == "filtered"
+            result["filtered"] = False
+        elif m := re.fullmatch(
+            r"Field count: (\d+) of (\d+) \(filtered by the (\w+) filter; ((\d+) fields hidden.*)\)", line
+        ):
+            result["field_count"], result["original_field_count"] = int(m[1]), int(m[2])
+            result["filtered"], result["filter"], result["filter_note"] = True, m[3], m[4]
+            result["hidden_fields"] = int(m[5])
         elif m := re.match(r"Omitted paths: (\d+) deeper paths not listed", line):
             result["omitted_paths"] = int(m[1])
         elif line.startswith("Warning: "):

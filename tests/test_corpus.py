@@ -21,8 +21,9 @@ FILES = corpus_files()
 
 
 def _run(name: str) -> tuple[dict[str, Any], CacheEntry]:
-    """Run read-json on a corpus file; return the result and the cached entry."""
-    result = registry_run("read-json", {"path": str(CORPUS / f"{name}.json")})
+    """Run read-json on a corpus file (every field: these tests are about inference); return the
+    result and the cached entry."""
+    result = registry_run("read-json", {"path": str(CORPUS / f"{name}.json")}, all_fields=True)
     entry = Settings.from_env().cache().get(result["execution_id"])
     return result, entry
 

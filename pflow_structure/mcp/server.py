@@ -42,6 +42,10 @@ def build_server(settings: Settings | None = None, *, host: str = "127.0.0.1") -
             dict[str, Any] | None,
             Field(description='The node\'s parameters, e.g. {"path": "data.json"} for read-json.'),
         ] = None,
+        all_fields: Annotated[
+            bool,
+            Field(description="List every field. By default a structure of more than 50 fields shows the useful ones."),
+        ] = False,
     ) -> CallToolResult:
         """Run a node and get its execution_id and the structure of its output, not the values.
 
@@ -50,7 +54,9 @@ def build_server(settings: Settings | None = None, *, host: str = "127.0.0.1") -
         """
         from pflow_structure.service import registry_run as run
 
-        answer: CallToolResult = await answer_from(lambda: run(node_type, parameters or {}, settings=settings))
+        answer: CallToolResult = await answer_from(
+            lambda: run(node_type, parameters or {}, settings=settings, all_fields=all_fields)
+        )
         return answer
 
     async def read_fields(

@@ -55,8 +55,11 @@ def render_structure_text(result: Mapping[str, Any], *, program: str = "pflow-st
     lines.append(f"Node type: {result.get('node_type', '?')}")
     field_count = result.get("field_count", 0)
     original = result.get("original_field_count", field_count)
-    filtered = "filtered" if result.get("filtered") else "not filtered"
-    lines.append(f"Field count: {field_count} (original {original}, {filtered})")
+    if result.get("filtered"):
+        method, note = result.get("filter", "?"), result.get("filter_note", "")
+        lines.append(f"Field count: {field_count} of {original} (filtered by the {method} filter; {note})")
+    else:
+        lines.append(f"Field count: {field_count} (original {original}, not filtered)")
     omitted = result.get("omitted_paths", 0)
     if omitted:
         lines.append(

@@ -1,0 +1,387 @@
+"""The heuristic field filter: the fields a person would use, from names and statistics only.
+
+Deterministic, no network, no values: it reads what a structure already says about each path
+(its key, its type, string lengths, list lengths, ``same_as`` and dynamic-key markers) and
+scores each *field* (a leaf path, a list of scalars, a ``same_as`` reference or a dynamic-key
+dict, each counted once). Business fields (title, name, body, state, amounts and counts)
+score high; links, opaque ids, hashes, timestamps and API metadata score below zero and are
+dropped. The best fields are kept up to a target, and every list keeps enough of its item
+fields to show its shape; the containers above a kept field are kept with it.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping, Sequence
+from functools import lru_cache
+from typing import Any, NamedTuple
+
+from pflow_structure.errors import PathSyntaxError
+from pflow_structure.paths import parse_path
+
+DEFAULT_TARGET = 20
+MIN_ITEM_FIELDS = 2  # a kept list shows at least this many fields of its items (when it has them)
+MAX_ITEM_FIELDS = 5  # and the shape top-up adds no more than this many per list
+
+_CONTAINERS = frozenset({"dict", "list"})
+
+# Names (lower case, with "-" as "_") that carry what a response is about.
+_BUSINESS = {
+    "title": 10, "name": 9, "body": 9, "description": 8, "text": 9, "message": 9, "summary": 9, "subject": 8,
+    "content": 8, "state": 8, "status": 8, "login": 7, "display_name": 8, "real_name": 7, "full_name": 7,
+    "username": 7, "user_name": 7, "email": 1.5, "label": 6, "labels": 6, "tags": 5, "topic": 6, "question": 7,
+    "answer": 7, "comment": 7, "comments": 5, "number": 6, "key": 2, "value": 5, "version": 6, "type": 1,
+    "ref": 5, "branch": 5, "default_branch": 4, "http_method": 5, "method": 4, "base_url": 3, "fork": 3,
+    "draft": 4, "merged": 4, "yanked": 3, "deprecated": 4, "user": 4, "latest": 5, "availability_zone": 4,
+    "zone": 4, "reply_count": 4, "upload_time": 2, "additions": 3, "deletions": 3, "changes": 3,
+    "priority": 6, "severity": 6, "phase": 6, "reason": 6, "amount": 7, "price": 7, "total": 6, "currency": 5,
+    "size": 4, "score": 5, "rating": 5, "language": 4, "license": 4, "author": 6, "owner": 4, "assignee": 5,
+    "channel": 5, "repo": 5, "repository": 5, "filename": 6, "path": 4, "query": 5, "snippet": 7, "excerpt": 7,
+    "headline": 8, "caption": 6, "note": 6, "notes": 6, "plain_text": 9, "markdown": 7, "role": 5,
+    "keywords": 5, "summary_text": 8, "conclusion": 7, "result": 5, "count": 5, "replicas": 5, "image": 4,
+    "instance_type": 5, "region": 4, "namespace": 4, "stars": 5, "stargazers_count": 5, "forks_count": 4,
+    "open_issues_count": 4, "downloads": 5, "requires_python": 4, "homepage": 1,
+}  # fmt: skip
+# Names that are never what a question is about.
+_NOISE_NAMES = frozenset(
+    {
+        "url", "uri", "href", "link", "links", "self", "etag", "sha", "hash", "checksum", "digest", "node_id",
+        "gravatar_id", "uid", "uuid", "guid", "selflink", "resourceversion", "apiversion", "kind",
+        "creationtimestamp", "generation", "md5", "md5_digest", "sha256", "sha256_digest", "blake2b_256_digest",
+        "color", "colour", "icon", "icon_url", "avatar", "avatar_url", "thumbnail", "image_url", "permalink",
+        "slug", "arn", "cursor", "next_cursor", "page_token", "next_page_token", "nextpagetoken", "request_id",
+        "requestid", "trace_id", "event_ts", "client_msg_id", "team", "team_id", "app_id", "bot_id",
+        "site_admin", "default", "locked", "is_bot", "deleted", "has_more", "ok", "signature", "integrity",
+        "shasum", "tarball", "fingerprint", "managedfields", "annotations", "ownerreferences", "finalizers",
+        "object", "has_children", "archived", "in_trash", "is_inline", "emoji", "external", "file", "fields",
+        "metadata", "response_metadata", "pagination", "_links", "_meta", "_embedded", "schema", "resource_type",
+    }
+)  # fmt: skip
+_NOISE_SUFFIXES = (
+    "_url", "_uri", "_href", "_link", "_links", "_id", "_ids", "_sha", "_hash", "_token", "_etag", "_path", "_arn",
+)  # fmt: skip
+_TIME_SUFFIXES = ("_at", "_on", "_time", "_timestamp", "_date", "timestamp", "_ts")
+_TIME_NAMES = frozenset(
+    {"created", "updated", "modified", "date", "time", "timestamp", "last_edited_time", "ts", "thread_ts"}
+)
+# A key ending like a business name reads like it: record_state, repository_name, group_name.
+_BUSINESS_SUFFIXES = ("_state", "_status", "_name", "_title", "_description", "_message", "_summary", "_type")
+MIN_SCORE = 1.0  # a field must score at least this to be shown
+_NOISE_SEGMENTS = frozenset(
+    {"_links", "links", "_meta", "metadata", "response_metadata", "pagination", "managedfields", "annotations",
+     "icon", "cover", "permissions", "owner_references", "ownerreferences", "created_by",
+     "last_edited_by", "dist", "signatures", "sub_issues_summary", "verification", "list_limits", "prefs",
+     "badges", "parameters", "schemas"}
+)  # fmt: skip
+_SEPARATOR = re.compile(r"[.\[]")
+_SIZED_VARIANT = re.compile(r"(?:image|thumb|icon|avatar)_\d+(?:_\w+)?\Z")  # image_24, thumb_360_w
+_CAMEL = re.compile(r"(?<=[a-z0-9])(?=[A-Z])")
+
+
+class FieldChoice(NamedTuple):
+    """What the filter decided: the kept structure, the fields kept and hidden, and each score."""
+
+    structure: dict[str, dict[str, Any]]
+    kept_fields: list[str]
+    hidden_fields: list[str]
+    scores: dict[str, float]
+
+
+@lru_cache(maxsize=8192)
+def normalise(name: str) -> str:
+    """``createdAt`` → ``created_at``; ``display-name`` → ``display_name``."""
+    return _CAMEL.sub("_", name).replace("-", "_").lower()
+
+
+_PLAIN_PARTS = re.compile(r"[.\[\]]+")
+
+
+def _key_segments(path: str) -> list[str]:
+    """The dict keys along a path (list indices and ``*`` left out)."""
+    if '"' not in path and "'" not in path:  # the common case, without the full parser
+        return [part for part in _PLAIN_PARTS.split(path) if part and part != "*" and not part.lstrip("-").isdigit()]
+    try:
+        segments = parse_path(path)
+    except PathSyntaxError:
+        return [part for part in _PLAIN_PARTS.split(path) if part and not part.isdigit()]
+    return [segment for segment in segments if isinstance(segment, str) and segment != "*"]
+
+
+class _Node(NamedTuple):
+    """One listed path: its parent (index, -1 at the top), the keys from the root, whether a key
+    above it is metadata, the nearest list above it, and whether it stands inside a group."""
+
+    path: str
+    parent: int
+    keys: tuple[str, ...]
+    noisy_above: bool
+    list_owner: int
+    grouped: bool
+
+
+def _nodes(structure: Mapping[str, Mapping[str, Any]]) -> list[_Node]:
+    """Every path with its ancestry, in one pass: a structure lists parents before children."""
+    nodes: list[_Node] = []
+    stack: list[int] = []
+    for path in structure:
+        while stack and not _is_below(path, nodes[stack[-1]].path):
+            stack.pop()
+        parent = stack[-1] if stack else -1
+        if parent < 0:
+            keys = tuple(normalise(key) for key in _key_segments(path))
+            noisy, owner, grouped = False, -1, False
+        else:
+            above = nodes[parent]
+            suffix = path[len(above.path) :]
+            if '"' in suffix or "'" in suffix:
+                keys = tuple(normalise(key) for key in _key_segments(path))
+            else:
+                keys = above.keys + tuple(normalise(key) for key in _key_segments(suffix))
+            noisy = above.noisy_above or (bool(above.keys) and above.keys[-1] in _NOISE_SEGMENTS)
+            parent_entry = structure[above.path]
+            owner = parent if "list" in str(parent_entry.get("type", "")) else above.list_owner
+            grouped = above.grouped or "same_as" in parent_entry
+        nodes.append(_Node(path, parent, keys, noisy, owner, grouped))
+        stack.append(len(nodes) - 1)
+    return nodes
+
+
+def _is_below(path: str, parent: str) -> bool:
+    return path.startswith(parent) and path[len(parent) : len(parent) + 1] in (".", "[")
+
+
+def _field_indices(structure: Mapping[str, Mapping[str, Any]], nodes: list[_Node]) -> list[int]:
+    has_children = {node.parent for node in nodes}
+    found = []
+    for index, node in enumerate(nodes):
+        if node.grouped:
+            continue
+        entry = structure[node.path]
+        if "same_as" in entry:
+            found.append(index)
+            continue
+        types = set(str(entry.get("type", "")).split("|")) - {"null"}
+        if index not in has_children or not types & _CONTAINERS:
+            found.append(index)
+    return found
+
+
+def fields_of(structure: Mapping[str, Mapping[str, Any]]) -> list[str]:
+    """The paths that count as fields: leaves, lists of scalars, ``same_as`` and dynamic-key entries
+    (each stands for one field); paths below a dynamic-key dict or a ``same_as`` are part of it."""
+    nodes = _nodes(structure)
+    return [nodes[index].path for index in _field_indices(structure, nodes)]
+
+
+def score_field(path: str, entry: Mapping[str, Any]) -> float:
+    """Above zero: worth showing; zero or below: noise. Uses the path's keys and the entry's statistics."""
+    keys = tuple(normalise(key) for key in _key_segments(path))
+    return _score(keys, any(key in _NOISE_SEGMENTS for key in keys[:-1]), entry)
+
+
+def _score(keys: tuple[str, ...], noisy_above: bool, entry: Mapping[str, Any]) -> float:
+    if not keys:
+        return 1.0
+    name = keys[-1]
+    types = set(str(entry.get("type", "")).split("|"))
+    kinds = types - {"null"}
+    if not kinds:
+        return -5.0  # always null: nothing to read
+    business = float(_BUSINESS.get(name, 0))
+    if "str" in kinds and entry.get("avg_length") == 0 and len(kinds) == 1 and not business:
+        return -4.0  # always empty
+    score = business
+    if business:
+        pass  # named as a business field (base_url, display_name): its score stands
+    elif (
+        name in _NOISE_NAMES
+        or name.endswith(_NOISE_SUFFIXES)
+        or name == "id"
+        or name.startswith("_")
+        or _SIZED_VARIANT.match(name)
+    ):
+        score = min(score, 0) - 6
+    elif name.endswith(("_html", "_text")) and name not in _BUSINESS:
+        score = -2  # body_html, body_text: other renderings of a field listed beside them
+    elif name.endswith(_TIME_SUFFIXES) or name in _TIME_NAMES:
+        score = 1.6  # below every business field: a time matters for some questions, not most
+    elif not score:
+        suffix = next((part for part in _BUSINESS_SUFFIXES if name.endswith(part)), None)
+        if suffix is not None and "str" in kinds:
+            score = _BUSINESS[suffix[1:]] * (0.3 if suffix == "_type" else 0.7)
+        elif name.endswith(("_count", "_total", "count", "total")) and kinds & {"int", "float"}:
+            score = 4
+        elif name.startswith(("is_", "has_", "can_", "allow_")):
+            score = -1
+        elif kinds == {"bool"}:
+            score = 0.2
+        elif "str" in kinds and (entry.get("avg_length") or 0) >= 40:
+            score = 4  # long free text reads like content
+        elif "str" in kinds:
+            score = 1.5
+        elif kinds & {"int", "float"}:
+            score = 1.3
+        else:
+            score = 0
+    if noisy_above:
+        score = min(score, 0) - 3
+    if entry.get("dynamic_keys"):
+        score = max(score, 2.0)  # a dict of versions, files, members: one field that says what is there
+    if "same_as" in entry:
+        score = min(score, 1.0)  # a repeat of a shape listed elsewhere
+    if score <= 0:
+        return score
+    depth = len(keys) - 1
+    return max(0.05, score * 0.93 ** max(0, depth - 1))  # shallower first, never pushed below zero
+
+
+NESTED_LIST_FIELDS = 2  # a list inside a list item (a message's files) shows at most this many fields
+SUB_OBJECT_FIELDS = 2  # a dict inside a record (a message's bot_profile) at most this many
+
+
+def _spread(
+    ranked: list[int],
+    nodes: list[_Node],
+    structure: Mapping[str, Mapping[str, Any]],
+    target: int,
+    scores: Mapping[int, float],
+) -> list[int]:
+    """The best ``target`` fields, with the lists inside a record (a message's files) and the
+    dicts inside a record (its bot_profile) capped, so that the fields of the records themselves
+    are not crowded out by the many fields of what each record holds."""
+    # The record list: the deepest list holding at least half of the candidate fields
+    # (messages in a Slack history, Instances in an EC2 answer, not Reservations around them).
+    inside: dict[int, int] = {}
+    for index in ranked:
+        owner = nodes[index].list_owner
+        while owner >= 0:
+            inside[owner] = inside.get(owner, 0) + 1
+            owner = nodes[owner].list_owner
+    half = len(ranked) / 2
+    records = max(
+        (owner for owner, count in inside.items() if count >= half),
+        key=lambda owner: len(nodes[owner].keys) + nodes[owner].path.count("["),
+        default=-1,
+    )
+    if records >= 0:
+        # The records' own fields first; what a record holds (its files, its bot_profile) after.
+        def weight(index: int) -> float:
+            if nodes[index].parent == records:
+                return 1.5
+            return 0.6 if _is_inside(nodes, index, records) else 1.0
+
+        order = {index: position for position, index in enumerate(ranked)}
+        ranked = sorted(ranked, key=lambda index: (-scores[index] * weight(index), order[index]))
+    per_list: dict[int, int] = {}
+    per_object: dict[int, int] = {}
+    kept: list[int] = []
+    for index in ranked:
+        node = nodes[index]
+        owner = node.list_owner
+        inner_list = owner >= 0 and owner != records and _is_inside(nodes, owner, records)
+        if inner_list and per_list.get(owner, 0) >= NESTED_LIST_FIELDS:
+            continue
+        parent = node.parent
+        sub_object = (
+            owner >= 0  # inside a record: a top-level object (PyPI's info) is the record itself
+            and parent >= 0
+            and parent != owner
+            and "list" not in str(structure[nodes[parent].path].get("type", ""))
+            and nodes[parent].parent >= 0
+        )
+        if sub_object and per_object.get(parent, 0) >= SUB_OBJECT_FIELDS:
+            continue
+        kept.append(index)
+        per_list[owner] = per_list.get(owner, 0) + 1
+        if sub_object:
+            per_object[parent] = per_object.get(parent, 0) + 1
+        if len(kept) >= target:
+            break
+    return kept
+
+
+def _is_inside(nodes: list[_Node], index: int, ancestor: int) -> bool:
+    while index >= 0:
+        index = nodes[index].parent
+        if index == ancestor:
+            return True
+    return False
+
+
+def _label_records_by_id(nodes: list[_Node], indices: list[int], scores: dict[int, float]) -> None:
+    """A record without a name or title (an EC2 instance without tags) is known by its id: keep it."""
+    labelled = {nodes[index].parent for index in indices if scores[index] >= 6}
+    for index in indices:
+        keys = nodes[index].keys
+        if not keys or nodes[index].parent in labelled:
+            continue
+        if keys[-1] == "id" or (keys[-1].endswith("_id") and _owner_named(nodes, index)):
+            scores[index] = 3.0
+
+
+def _owner_named(nodes: list[_Node], index: int) -> bool:
+    """``Instances[0].InstanceId``: the id is named after the record it is in."""
+    keys = nodes[index].keys
+    if len(keys) < 2:
+        return False
+    owner = keys[-2].rstrip("s")
+    return keys[-1] == f"{owner}_id"
+
+
+def choose_fields(
+    structure: Mapping[str, Mapping[str, Any]],
+    *,
+    target: int = DEFAULT_TARGET,
+    keep: Sequence[str] | None = None,
+) -> FieldChoice:
+    """Keep the best fields (score above zero) up to ``target``; show every kept list's shape.
+
+    ``keep`` (an LLM's answer) replaces the ranking's choice; the shape of each list is still
+    completed from the ranking, and the containers above each kept field are listed.
+    """
+    nodes = _nodes(structure)
+    indices = _field_indices(structure, nodes)
+    scores = {
+        index: _score(nodes[index].keys, nodes[index].noisy_above, structure[nodes[index].path]) for index in indices
+    }
+    _label_records_by_id(nodes, indices, scores)
+    ranked = sorted(
+        (index for index in indices if scores[index] >= MIN_SCORE), key=lambda index: (-scores[index], index)
+    )
+    if keep is None:
+        kept = _spread(ranked, nodes, structure, target, scores)
+    else:
+        wanted = set(keep)
+        kept = [index for index in indices if nodes[index].path in wanted]
+    # Every list with a kept field shows at least MIN_ITEM_FIELDS of its item fields.
+    members: dict[int, int] = {}
+    for index in kept:
+        owner = nodes[index].list_owner
+        if owner >= 0:
+            members[owner] = members.get(owner, 0) + 1
+    short = {owner for owner, count in members.items() if count < MIN_ITEM_FIELDS}
+    if short:
+        kept_set = set(kept)
+        for index in ranked:
+            owner = nodes[index].list_owner
+            if owner in short and index not in kept_set:
+                kept.append(index)
+                kept_set.add(index)
+                members[owner] += 1
+                if members[owner] >= min(MAX_ITEM_FIELDS, MIN_ITEM_FIELDS):
+                    short.discard(owner)
+                if not short:
+                    break
+    chosen: set[int] = set()
+    for index in kept:
+        while index >= 0 and index not in chosen:
+            chosen.add(index)
+            index = nodes[index].parent
+    filtered = {node.path: dict(structure[node.path]) for position, node in enumerate(nodes) if position in chosen}
+    kept_set = set(kept)
+    return FieldChoice(
+        filtered,
+        [nodes[index].path for index in indices if index in kept_set],
+        [nodes[index].path for index in indices if index not in kept_set],
+        {nodes[index].path: scores[index] for index in indices},
+    )

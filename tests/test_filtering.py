@@ -1,0 +1,207 @@
+"""The field filter: the heuristic against the hand-labelled set, the modes, the decision cache."""
+
+from __future__ import annotations
+
+import json
+import os
+import stat
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from pflow_structure.encoding import encode_value
+from pflow_structure.filtering import FilterOptions, choose_fields, fields_of, filter_structure, score_field
+from pflow_structure.filtering.decisions import DecisionCache, decision_key
+from pflow_structure.service import read_fields, registry_run
+from pflow_structure.settings import Settings
+from pflow_structure.structure import infer_structure
+from tests.conftest import CORPUS, REPO
+
+LABELS = json.loads((REPO / "tests" / "data" / "filter_labels.json").read_text())["files"]
+# What the heuristic reaches on the labelled set today (see the closing note of issue 5): the
+# issue's target is 90% of must-keep and 90% of must-drop; these floors stop it from sliding back.
+KEEP_FLOOR = 0.80
+DROP_FLOOR = 0.95
+
+
+def structure_of(name: str) -> Any:
+    value = json.loads((CORPUS / name).read_text())
+    return infer_structure(encode_value({"result": value}).value)
+
+
+def test_every_labelled_file_has_more_than_50_fields_and_its_labels_exist_in_its_structure() -> None:
+    assert len(LABELS) == 15
+    for name, labels in LABELS.items():
+        inferred = structure_of(name)
+        assert inferred.field_count == labels["field_count"] > 50
+        fields = set(fields_of(inferred.structure))
+        assert set(labels["must_keep"]) <= fields, name
+        assert not set(labels["must_keep"]) & set(labels["must_drop"])
+
+
+def test_the_heuristic_keeps_what_people_need_and_drops_the_noise_over_the_labelled_set() -> None:
+    kept_right = keep_total = dropped_right = drop_total = 0
+    for name, labels in LABELS.items():
+        choice = choose_fields(structure_of(name).structure)
+        kept = set(choice.kept_fields)
+        assert 1 <= len(kept) <= 20 + 5, name  # the target, plus the shape of each list
+        kept_right += sum(1 for path in labels["must_keep"] if path in kept)
+        keep_total += len(labels["must_keep"])
+        dropped_right += sum(1 for path in labels["must_drop"] if path not in kept)
+        drop_total += len(labels["must_drop"])
+    assert kept_right / keep_total >= KEEP_FLOOR, f"kept {kept_right}/{keep_total}"
+    assert dropped_right / drop_total >= DROP_FLOOR, f"dropped {dropped_right}/{drop_total}"
+
+
+def test_the_github_issue_list_keeps_its_business_fields_and_drops_links_and_ids() -> None:
+    choice = choose_fields(structure_of("github__list_issues.json").structure)
+    for path in ("result[0].title", "result[0].body", "result[0].state", "result[0].user.login"):
+        assert path in choice.kept_fields
+    assert "result[0].labels[0].name" in choice.kept_fields
+    for path in ("result[0].url", "result[0].node_id", "result[0].user.avatar_url", "result[0].labels[0].color"):
+        assert path not in choice.kept_fields
+    assert "result" in choice.structure and "result[0].user" in choice.structure  # containers of kept fields
+    assert set(choice.kept_fields) | set(choice.hidden_fields) == set(
+        fields_of(choice.structure) + choice.hidden_fields
+    )
+
+
+def test_scores_read_names_and_statistics_only() -> None:
+    assert score_field("result[0].title", {"type": "str", "avg_length": 40}) > 5
+    assert score_field("result[0].html_url", {"type": "str", "avg_length": 40}) < 0
+    assert score_field("result[0].node_id", {"type": "str", "avg_length": 20}) < 0
+    assert score_field("result[0].updated_at", {"type": "str", "avg_length": 20}) < score_field(
+        "result[0].state", {"type": "str", "avg_length": 6}
+    )
+    assert score_field("result.createdAt", {"type": "str"}) == score_field("result.created_at", {"type": "str"})
+    assert score_field("result[0].x", {"type": "null"}) < 0  # always null
+    assert score_field("result[0].mystery", {"type": "str", "avg_length": 0}) < 0  # always empty
+    assert score_field("result._links.self.href", {"type": "str"}) < 0
+    assert score_field('result["display-name"]', {"type": "str"}) > 5
+
+
+def test_each_kept_list_shows_at_least_two_fields_of_its_items() -> None:
+    structure = {
+        "result": {"type": "list", "length": 3},
+        "result[0].title": {"type": "str", "avg_length": 30},
+        "result[0].url": {"type": "str", "avg_length": 30},
+        "result[0].owner_count": {"type": "int"},
+        **{f"result[0].meta_{i}_url": {"type": "str"} for i in range(60)},
+    }
+    choice = choose_fields(structure, target=1)
+    assert choice.kept_fields == ["result[0].title", "result[0].owner_count"]
+
+
+def test_the_filter_is_fast_on_every_corpus_structure() -> None:
+    """Not a benchmark: a bound two orders of magnitude above the measured time, to catch a blow-up."""
+    for path in sorted(CORPUS.glob("*.json")):
+        structure = structure_of(path.name).structure
+        started = time.perf_counter()
+        choose_fields(structure)
+        assert time.perf_counter() - started < 1.0, path.name
+
+
+# -- modes --------------------------------------------------------------------------------------
+
+
+def test_modes_threshold_and_all_fields() -> None:
+    inferred = structure_of("github__list_issues.json")
+    structure, count = inferred.structure, inferred.field_count
+    heuristic = filter_structure(structure, count, "read-json", FilterOptions(mode="heuristic"))
+    assert heuristic.filtered and heuristic.method == "heuristic" and heuristic.kept_fields <= 20
+    assert heuristic.warnings == []
+    assert filter_structure(structure, count, "read-json", FilterOptions(mode="off")).structure == structure
+    assert not filter_structure(structure, count, "read-json", FilterOptions(threshold=count)).filtered
+    assert filter_structure(structure, count, "read-json", FilterOptions(threshold=count - 1)).filtered
+    assert not filter_structure(structure, count, "read-json", FilterOptions(), all_fields=True).filtered
+    auto = filter_structure(structure, count, "read-json", FilterOptions(mode="auto"))
+    assert auto.method == "heuristic" and auto.warnings == []  # no LLM configured: quietly the heuristic
+    wanted = filter_structure(structure, count, "read-json", FilterOptions(mode="llm", missing_key="ANTHROPIC_API_KEY"))
+    assert wanted.method == "heuristic"
+    assert wanted.warnings == [
+        "Filter mode is llm but no LLM is configured (set ANTHROPIC_API_KEY); used the heuristic filter."
+    ]
+
+
+def test_a_key_without_litellm_says_what_to_install() -> None:
+    inferred = structure_of("github__list_issues.json")
+    options = FilterOptions(mode="llm", missing_package="litellm")
+    outcome = filter_structure(inferred.structure, inferred.field_count, "read-json", options)
+    assert outcome.method == "heuristic"
+    assert outcome.warnings == [
+        "Filter mode is llm but no LLM is configured (pip install 'pflow-structure[llm]' for litellm); "
+        "used the heuristic filter."
+    ]
+    settings = Settings.from_env({"ANTHROPIC_API_KEY": "k", "PFLOW_STRUCTURE_FILTER": "llm"})
+    import importlib.util
+
+    installed = importlib.util.find_spec("litellm") is not None
+    assert settings.filtering.llm_ready is installed
+    assert settings.filtering.missing_package == (None if installed else "litellm")
+
+
+def test_under_50_fields_nothing_is_filtered() -> None:
+    inferred = structure_of("github__get_organization.json")
+    assert inferred.field_count <= 50
+    outcome = filter_structure(inferred.structure, inferred.field_count, "read-json", FilterOptions())
+    assert not outcome.filtered and outcome.structure == inferred.structure
+
+
+def test_hidden_fields_stay_readable(tmp_path: Path) -> None:
+    settings = Settings(cache_dir=tmp_path / "cache")
+    result = registry_run("read-json", {"path": str(CORPUS / "github__list_issues.json")}, settings=settings)
+    assert result["filtered"] and "result[0].node_id" not in result["structure"]
+    values = read_fields(result["execution_id"], ["result[0].user.avatar_url", "result[0].url"], settings=settings)
+    assert "result[0].url" not in result["structure"]
+    assert all(isinstance(value, str) and value.startswith("https://") for value in values.values())
+    assert "fields hidden: --all-fields" in result["filter_note"]
+
+
+# -- the decision cache ---------------------------------------------------------------------------
+
+
+def test_decision_key_depends_on_shape_model_prompt_and_node_not_on_values() -> None:
+    structure = {"result[0].title": {"type": "str", "avg_length": 4}, "result[0].n": {"type": "int"}}
+    fields = list(structure)
+    key = decision_key("node", "model", "1", structure, fields)
+    same_shape = {"result[0].n": {"type": "int"}, "result[0].title": {"type": "str", "avg_length": 99}}
+    assert decision_key("node", "model", "1", same_shape, list(same_shape)) == key
+    assert decision_key("other", "model", "1", structure, fields) != key
+    assert decision_key("node", "other", "1", structure, fields) != key
+    assert decision_key("node", "model", "2", structure, fields) != key
+    retyped = {**structure, "result[0].n": {"type": "str"}}
+    assert decision_key("node", "model", "1", retyped, fields) != key
+
+
+def test_decisions_are_private_files_that_expire(tmp_path: Path) -> None:
+    cache = DecisionCache(tmp_path / "decisions", ttl_days=30)
+    key = "a" * 64
+    assert cache.get(key) is None
+    assert cache.put(key, ["result[0].title"], model="m")
+    assert cache.get(key) == ["result[0].title"]
+    path = tmp_path / "decisions" / f"{key}.json"
+    assert stat.S_IMODE(path.stat().st_mode) == 0o600
+    assert stat.S_IMODE((tmp_path / "decisions").stat().st_mode) == 0o700
+    record = json.loads(path.read_text())
+    record["created"] = time.time() - 31 * 86400
+    path.write_text(json.dumps(record))
+    assert cache.get(key) is None  # older than 30 days
+
+
+def test_a_broken_or_hostile_decision_file_is_ignored(tmp_path: Path) -> None:
+    cache = DecisionCache(tmp_path)
+    key = "b" * 64
+    (tmp_path / f"{key}.json").write_text("{not json")
+    assert cache.get(key) is None
+    (tmp_path / f"{key}.json").unlink()
+    target = tmp_path / "elsewhere.json"
+    target.write_text(json.dumps({"key": key, "created": time.time(), "kept": ["x"]}))
+    os.symlink(target, tmp_path / f"{key}.json")
+    assert cache.get(key) is None  # never read through a symlink
+    with pytest.raises(ValueError, match="not a decision key"):
+        cache.get("../../etc/passwd")
+    blocked = DecisionCache(tmp_path / "file")
+    (tmp_path / "file").write_text("a file where the directory should be")
+    assert blocked.put("c" * 64, ["x"]) is False
