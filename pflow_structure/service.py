@@ -46,7 +46,11 @@ def registry_run(
 def _preload_llm(settings: Settings, all_fields: bool) -> None:
     """Import litellm (seconds) in the background while the node runs, when the LLM may filter."""
     options = settings.filter_options()
-    if all_fields or not options.llm_ready or options.mode not in ("auto", "llm"):
+    if all_fields or options.mode not in ("auto", "llm"):
+        return
+    from pflow_structure.filtering import llm_status
+
+    if not llm_status(options)[0]:
         return
     import contextlib
     import threading
@@ -207,7 +211,7 @@ def _filter(structure: Any, field_count: int, node_type: str, settings: Settings
     from pflow_structure.filtering import filter_structure
 
     options = settings.filter_options()
-    if options.llm_ready and options.mode in ("auto", "llm") and field_count > options.threshold:
+    if options.mode in ("auto", "llm") and field_count > options.threshold and not all_fields:
         # litellm fetches its model price map from the network at import unless told not to.
         os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
     return filter_structure(structure, field_count, node_type, options, all_fields=all_fields)

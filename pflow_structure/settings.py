@@ -13,7 +13,6 @@ variable                            meaning                                  def
 
 from __future__ import annotations
 
-import importlib.util
 import math
 import os
 import re
@@ -118,33 +117,19 @@ class Settings:
 
 
 def _filter_options(env: Mapping[str, str]) -> FilterOptions:
-    """The filter settings; ``llm_ready`` when the model's provider key (or an API base) is set."""
+    """The filter settings (whether the LLM can run is decided when a structure needs filtering)."""
     mode = (env.get(ENV_FILTER) or "auto").strip().lower()
     if mode not in MODES:
         choices = ", ".join(MODES)
         raise ParameterError(f"{ENV_FILTER}={env.get(ENV_FILTER)!r} is not a filter mode; use one of {choices}")
-    model = (env.get(ENV_FILTER_MODEL) or "").strip()
-    api_base = (env.get(ENV_FILTER_API_BASE) or "").strip() or None
-    key_name: str | None = None
-    if mode in ("auto", "llm"):
-        from pflow_structure.filtering.llm import DEFAULT_MODEL, provider_key_env
-
-        key_name = provider_key_env(model or DEFAULT_MODEL)
-    configured = bool(key_name and env.get(key_name)) or (api_base is not None and mode in ("auto", "llm"))
-    installed = configured and importlib.util.find_spec("litellm") is not None
-    ready = configured and installed
-    if configured and not installed:
-        key_name = None  # the key is there; what is missing is litellm (the warning says so)
     return FilterOptions(
         mode=mode,
         threshold=_whole_number(env, ENV_FILTER_THRESHOLD, DEFAULT_THRESHOLD),
         target=_whole_number(env, ENV_FILTER_TARGET, DEFAULT_TARGET),
-        model=model,
-        llm_ready=ready,
+        model=(env.get(ENV_FILTER_MODEL) or "").strip(),
         timeout=_number(env, ENV_FILTER_TIMEOUT, DEFAULT_TIMEOUT),
-        api_base=api_base,
-        missing_key=key_name,
-        missing_package="litellm" if configured and not installed else None,
+        api_base=(env.get(ENV_FILTER_API_BASE) or "").strip() or None,
+        keys_set=frozenset(name for name, value in env.items() if name.endswith("_API_KEY") and value),
     )
 
 

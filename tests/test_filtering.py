@@ -118,28 +118,24 @@ def test_modes_threshold_and_all_fields() -> None:
     assert not filter_structure(structure, count, "read-json", FilterOptions(), all_fields=True).filtered
     auto = filter_structure(structure, count, "read-json", FilterOptions(mode="auto"))
     assert auto.method == "heuristic" and auto.warnings == []  # no LLM configured: quietly the heuristic
-    wanted = filter_structure(structure, count, "read-json", FilterOptions(mode="llm", missing_key="ANTHROPIC_API_KEY"))
+    wanted = filter_structure(structure, count, "read-json", FilterOptions(mode="llm"))
     assert wanted.method == "heuristic"
     assert wanted.warnings == [
         "Filter mode is llm but no LLM is configured (set ANTHROPIC_API_KEY); used the heuristic filter."
     ]
 
 
-def test_a_key_without_litellm_says_what_to_install() -> None:
-    inferred = structure_of("github__list_issues.json")
-    options = FilterOptions(mode="llm", missing_package="litellm")
-    outcome = filter_structure(inferred.structure, inferred.field_count, "read-json", options)
-    assert outcome.method == "heuristic"
-    assert outcome.warnings == [
-        "Filter mode is llm but no LLM is configured (pip install 'pflow-structure[llm]' for litellm); "
-        "used the heuristic filter."
-    ]
-    settings = Settings.from_env({"ANTHROPIC_API_KEY": "k", "PFLOW_STRUCTURE_FILTER": "llm"})
-    import importlib.util
+def test_the_llm_runs_only_with_its_key_and_litellm() -> None:
+    from pflow_structure.filtering import llm_status
 
-    installed = importlib.util.find_spec("litellm") is not None
-    assert settings.filtering.llm_ready is installed
-    assert settings.filtering.missing_package == (None if installed else "litellm")
+    assert llm_status(FilterOptions()) == (False, "set ANTHROPIC_API_KEY")
+    keyed = FilterOptions(keys_set=frozenset({"ANTHROPIC_API_KEY"}))
+    assert llm_status(keyed, litellm_installed=True) == (True, "")
+    assert llm_status(keyed, litellm_installed=False) == (False, "pip install 'pflow-structure[llm]' for litellm")
+    assert llm_status(FilterOptions(model="openai/gpt-4o-mini", keys_set=keyed.keys_set))[1] == "set OPENAI_API_KEY"
+    assert llm_status(FilterOptions(api_base="http://127.0.0.1:1"), litellm_installed=True)[0] is True
+    settings = Settings.from_env({"ANTHROPIC_API_KEY": "k", "EMPTY_API_KEY": "", "PFLOW_STRUCTURE_FILTER": "llm"})
+    assert settings.filtering.keys_set == frozenset({"ANTHROPIC_API_KEY"})
 
 
 def test_under_50_fields_nothing_is_filtered() -> None:

@@ -12,11 +12,13 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple
 
-from pflow_structure.filtering.heuristic import DEFAULT_TARGET, FieldChoice, choose_fields, fields_of, score_field
+if TYPE_CHECKING:
+    from pflow_structure.filtering.heuristic import FieldChoice
 
 MODES = ("auto", "llm", "heuristic", "off")
+DEFAULT_TARGET = 20
 DEFAULT_THRESHOLD = 50
 DEFAULT_TIMEOUT = 2.0
 
@@ -28,11 +30,9 @@ class FilterOptions(NamedTuple):
     threshold: int = DEFAULT_THRESHOLD
     target: int = DEFAULT_TARGET
     model: str = ""  # "" means the LLM module's default
-    llm_ready: bool = False  # the provider's API key (or an api_base) is configured
+    keys_set: frozenset[str] = frozenset()  # names of the *_API_KEY variables that are set
     timeout: float = DEFAULT_TIMEOUT
     api_base: str | None = None
-    missing_key: str | None = None  # the variable to set, for the warning when mode is "llm"
-    missing_package: str | None = None  # a key is set but litellm is not installed
     decisions_dir: Path | None = None
 
 
@@ -57,28 +57,43 @@ def filter_structure(
     all_fields: bool = False,
 ) -> FilterOutcome:
     """Filter ``structure`` when it has more than ``options.threshold`` fields (see the module doc)."""
+    from pflow_structure.filtering.heuristic import choose_fields
+
     unfiltered = FilterOutcome(dict(structure), False, None, field_count, 0, [])  # type: ignore[arg-type]
     if all_fields or options.mode == "off" or field_count <= options.threshold:
         return unfiltered
     warnings: list[str] = []
     if options.mode in ("auto", "llm"):
-        if options.llm_ready:
+        ready, missing = llm_status(options)
+        if ready:
             choice, from_cache, problem = _llm_choice(structure, node_type, options)
             if choice is not None:
                 return _outcome(choice, "llm", warnings, from_cache=from_cache)
             warnings.append(f"LLM filter: {problem}; used the heuristic filter instead.")
         elif options.mode == "llm":
-            if options.missing_package:
-                need = f"pip install 'pflow-structure[llm]' for {options.missing_package}"
-            elif options.missing_key:
-                need = f"set {options.missing_key}"
-            else:
-                need = "configure the model's API key"
-            warnings.append(f"Filter mode is llm but no LLM is configured ({need}); used the heuristic filter.")
+            warnings.append(f"Filter mode is llm but no LLM is configured ({missing}); used the heuristic filter.")
     choice = choose_fields(structure, target=options.target)
     if not choice.kept_fields:
         return unfiltered._replace(warnings=warnings)
     return _outcome(choice, "heuristic", warnings)
+
+
+def llm_status(options: FilterOptions, *, litellm_installed: bool | None = None) -> tuple[bool, str]:
+    """(whether the LLM filter can run, what to do when it cannot): the model's provider key (or an
+    API base) is set and litellm is installed. Called only when a structure is over the threshold,
+    so commands that never filter (read-fields) do not pay for it."""
+    import importlib.util
+
+    from pflow_structure.filtering.llm import DEFAULT_MODEL, provider_key_env
+
+    key = provider_key_env(options.model or DEFAULT_MODEL)
+    if options.api_base is None and (key is None or key not in options.keys_set):
+        return False, f"set {key}" if key else "set the model's API key or PFLOW_STRUCTURE_FILTER_API_BASE"
+    if litellm_installed is None:
+        litellm_installed = importlib.util.find_spec("litellm") is not None
+    if not litellm_installed:
+        return False, "pip install 'pflow-structure[llm]' for litellm"
+    return True, ""
 
 
 def _outcome(choice: FieldChoice, method: str, warnings: list[str], *, from_cache: bool = False) -> FilterOutcome:
@@ -93,6 +108,7 @@ def _llm_choice(
     """(choice, came from the decision cache, why there is none)."""
     from pflow_structure.filtering import llm
     from pflow_structure.filtering.decisions import DecisionCache, decision_key
+    from pflow_structure.filtering.heuristic import choose_fields, fields_of
 
     model = llm.resolve_model(options.model or llm.DEFAULT_MODEL)
     fields = fields_of(structure)
@@ -123,6 +139,16 @@ def _llm_choice(
     return choose_fields(structure, target=options.target, keep=kept), False, ""
 
 
+def __getattr__(name: str) -> Any:
+    """The heuristic's functions, imported on first use (Settings imports this package on every
+    command, read-fields included, and needs only the options)."""
+    if name in ("FieldChoice", "choose_fields", "fields_of", "score_field"):
+        from pflow_structure.filtering import heuristic
+
+        return getattr(heuristic, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
 __all__ = [
     "DEFAULT_TARGET",
     "DEFAULT_THRESHOLD",
@@ -133,5 +159,6 @@ __all__ = [
     "choose_fields",
     "fields_of",
     "filter_structure",
+    "llm_status",
     "score_field",
 ]
