@@ -83,8 +83,11 @@ def parse_text(text: str) -> tuple[bool, Any]:
     except json.JSONDecodeError as exc:
         # "[1] A title" or "[2024-05-01 12:00] INFO ..." stop parsing early and are plain text;
         # an object with a key, or a parse that ran to the end (a cut-off answer), is broken JSON.
-        cut_off = exc.pos >= len(stripped) - 1 and not exc.msg.startswith("Extra data")
-        if _SURELY_JSON.match(stripped) or cut_off:
+        if exc.msg.startswith("Extra data") and not _SURELY_JSON.match(stripped):
+            return False, text  # "[1] A title": a JSON-looking start, then prose
+        cut_off = exc.pos >= len(stripped) - 1
+        whole = stripped[-1] in "]}"  # ends like a document: "[1,]" (errors differ between Pythons)
+        if _SURELY_JSON.match(stripped) or cut_off or whole:
             raise MalformedJSONError(f"text starts like JSON but does not parse: {exc}") from None
         return False, text
     except (ValueError, RecursionError) as exc:
