@@ -42,13 +42,10 @@ class Shaped(NamedTuple):
 
 
 def _compact(value: Any) -> str:
-    """Compact JSON; escaped (ASCII) when a string holds a lone surrogate, which UTF-8 cannot carry."""
-    text = json.dumps(value, ensure_ascii=False, separators=(",", ":"))
-    try:
-        text.encode("utf-8")
-    except UnicodeEncodeError:
-        return json.dumps(value, separators=(",", ":"))
-    return text
+    """Compact JSON as ``read-fields --json`` writes it (a lone surrogate escaped, so it stays UTF-8)."""
+    from pflow_structure.cli_fast import format_json
+
+    return format_json(value, compact=True)
 
 
 _STRING_OR_SPACE = re.compile(r'("(?:[^"\\]|\\.)*")|\s+')

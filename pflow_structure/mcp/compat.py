@@ -120,19 +120,29 @@ async def run_stdio(server: Any, *, linger: float = 1.0) -> None:
         send, receive = anyio.create_memory_object_stream[Any](16)
         async with anyio.create_task_group() as group:
 
-            async def relay() -> None:
-                try:
-                    async with send:
-                        async for message in read_stream:
-                            await send.send(message)
-                except (anyio.ClosedResourceError, anyio.BrokenResourceError, anyio.EndOfStream):
-                    pass
+            async def relay_then_stop() -> None:
+                await relay(read_stream, send)
                 await anyio.sleep(linger)
                 group.cancel_scope.cancel()
 
-            group.start_soon(relay)
+            group.start_soon(relay_then_stop)
             await server.run(receive, write_stream, server.create_initialization_options())
             group.cancel_scope.cancel()
+
+
+async def relay(source: Any, sink: Any) -> None:
+    """Pass every message from ``source`` to ``sink`` until ``source`` ends; then close ``sink``.
+
+    Between the SDK's stream and a session, so the caller knows the moment the other side's
+    output ends (the proxy: its downstream exited; the server: its client left)."""
+    import anyio
+
+    try:
+        async with sink:
+            async for message in source:
+                await sink.send(message)
+    except (anyio.ClosedResourceError, anyio.BrokenResourceError, anyio.EndOfStream):
+        pass
 
 
 def protocol_error_class() -> type[Exception]:

@@ -116,13 +116,11 @@ class _Connection:
             self.closed.set()
 
     async def _relay(self, source: Any, sink: Any) -> None:
-        """Pass messages on; when the process's output ends, mark the connection dead first."""
+        """Pass messages on; when the process's output ends, mark the connection dead."""
+        from pflow_structure.mcp.compat import relay
+
         try:
-            async with sink:
-                async for message in source:
-                    await sink.send(message)
-        except (anyio.ClosedResourceError, anyio.BrokenResourceError, anyio.EndOfStream):
-            pass
+            await relay(source, sink)
         finally:
             self.dead.set()
 
