@@ -31,6 +31,13 @@ def _structure(path: Path) -> Any:
     return infer_structure(encode_value({"result": json.loads(path.read_text(encoding="utf-8"))}).value)
 
 
+def _covered(label: str, paths: set[str]) -> bool:
+    """Labels name concrete paths (``methods.list.path``); a structure may list ``methods[*].path``."""
+    from pflow_structure.paths import template_covers
+
+    return label in paths or any(template_covers(path, label) for path in paths if "[*]" in path)
+
+
 def bench_filter(ctx: Context) -> dict[str, Any]:
     from pflow_structure.filtering import choose_fields
 
@@ -49,9 +56,9 @@ def bench_filter(ctx: Context) -> dict[str, Any]:
             kept = set(choice.kept_fields)
             label = labels[path.name]
             entry.update(
-                keep_right=sum(1 for p in label["must_keep"] if p in kept),
+                keep_right=sum(1 for p in label["must_keep"] if _covered(p, kept)),
                 keep_total=len(label["must_keep"]),
-                drop_right=sum(1 for p in label["must_drop"] if p not in kept),
+                drop_right=sum(1 for p in label["must_drop"] if not _covered(p, kept)),
                 drop_total=len(label["must_drop"]),
                 kept=len(kept),
                 fields=label["field_count"],

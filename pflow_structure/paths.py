@@ -126,6 +126,16 @@ def parse_path(path: str) -> tuple[Segment, ...]:
     return tuple(_Parser(path).segments())
 
 
+def template_covers(template: str, path: str) -> bool:
+    """True when structure path ``template`` stands for ``path``: ``[*]`` for any key or index.
+
+    >>> template_covers("result.methods[*].path", "result.methods.list.path")
+    True
+    """
+    wanted, given = parse_path(template), parse_path(path)
+    return len(wanted) == len(given) and all(w is WILDCARD or w == g for w, g in zip(wanted, given, strict=True))
+
+
 class _Parser:
     def __init__(self, text: str) -> None:
         self.text = text

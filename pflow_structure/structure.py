@@ -24,6 +24,12 @@ DYNAMIC_MIN_KEYS = 8
 DYNAMIC_MIN_CONTAINER_KEYS = 20
 # ... or it has more keys than a record has fields (npm's "users": 930 names → true).
 DYNAMIC_MANY_KEYS = 100
+# A dict of at least this many dicts that share most of their keys is keyed by name too
+# (JSON Schema "properties", API "methods", Notion "properties"): one [*] for all of them.
+RECORDS_BY_NAME_MIN_KEYS = 3
+# How many key names a dynamic-key dict lists, and at most how many characters in all.
+KEY_NAMES_SHOWN = 8
+KEY_NAMES_CHARS = 120
 
 # Exact types first (a dict lookup); subclasses fall back to classify().
 _EXACT_KINDS: dict[type, str] = {
@@ -247,7 +253,7 @@ def infer_structure(
 class _Record:
     """One path to list; its entry dict is built only if the path survives the cap."""
 
-    __slots__ = ("dynamic_keys", "leaves", "node", "parents", "same_as", "segments")
+    __slots__ = ("dynamic_keys", "key_names", "leaves", "node", "parents", "same_as", "segments")
 
     def __init__(
         self,
@@ -264,6 +270,7 @@ class _Record:
         self.dynamic_keys = dynamic_keys
         self.leaves = leaves
         self.same_as = same_as
+        self.key_names: list[str] = []
 
 
 # A dict whose keys and types repeat one listed before (GitHub's user object under user,
@@ -346,7 +353,10 @@ def _collect(
                 out.append(_Record(segments, node, parents, 0, leaves, same_as=first.segments))
                 return
     if not redundant:
-        out.append(_Record(segments, node, parents, dynamic_keys, 0 if children else 1))
+        record = _Record(segments, node, parents, dynamic_keys, 0 if children else 1)
+        if dynamic_keys:
+            record.key_names = _key_names(node.children)
+        out.append(record)
     for child_segments, child, child_parents in children:
         _collect(child, child_segments, child_parents, out, shapes)
 
@@ -373,6 +383,7 @@ def _entry(record: _Record) -> dict[str, Any]:
     if record.dynamic_keys:
         entry["keys"] = record.dynamic_keys
         entry["dynamic_keys"] = True
+        entry["key_names"] = record.key_names
     if record.same_as is not None:
         entry["same_as"] = format_path(record.same_as)
     return entry
@@ -383,10 +394,22 @@ def _type_name(node: FieldStats) -> str:
     return "|".join(names) if names else "null"
 
 
+def _key_names(children: dict[str, FieldStats]) -> list[str]:
+    """The first few keys of a dynamic-key dict, so a reader can name one in a path."""
+    names: list[str] = []
+    used = 0
+    for key in children:
+        if len(names) == KEY_NAMES_SHOWN or (names and used + len(key) > KEY_NAMES_CHARS):
+            break
+        names.append(key)
+        used += len(key)
+    return names
+
+
 def _is_dynamic(node: FieldStats) -> bool:
     keys = node.children
     if len(keys) < DYNAMIC_MIN_KEYS:
-        return False
+        return len(keys) >= RECORDS_BY_NAME_MIN_KEYS and _records_by_name(keys)
     kinds: dict[str, int] = {}
     for child in keys.values():
         kind = child.kind()
@@ -399,7 +422,21 @@ def _is_dynamic(node: FieldStats) -> bool:
     data_like = sum(1 for key in keys if _looks_like_data(key))
     if data_like >= 0.5 * len(keys):
         return True
-    return len(keys) >= DYNAMIC_MIN_CONTAINER_KEYS and dominant in ("dict", "list")
+    if len(keys) >= DYNAMIC_MIN_CONTAINER_KEYS and dominant in ("dict", "list"):
+        return True
+    return _records_by_name(keys)
+
+
+def _records_by_name(keys: dict[str, FieldStats]) -> bool:
+    """Every value is a dict, and each has at least half of all the keys they have between them."""
+    union: set[str] = set()
+    for child in keys.values():
+        if len(child.types) != 1 or "dict" not in child.types or not child.children or child.depth_cut:
+            return False
+        union.update(child.children)
+    if len(union) >= SAME_SHAPE_MIN_FIELDS and all(len(child.children) == len(union) for child in keys.values()):
+        return False  # fields of one shape (user, assignee, closed_by): listed once, then "same keys as"
+    return all(2 * len(child.children) >= len(union) for child in keys.values())
 
 
 def _looks_like_data(key: str) -> bool:

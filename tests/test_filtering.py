@@ -14,6 +14,7 @@ import pytest
 from pflow_structure.encoding import encode_value
 from pflow_structure.filtering import FilterOptions, choose_fields, fields_of, filter_structure, score_field
 from pflow_structure.filtering.decisions import DecisionCache, decision_key
+from pflow_structure.paths import template_covers
 from pflow_structure.service import read_fields, registry_run
 from pflow_structure.settings import Settings
 from pflow_structure.structure import infer_structure
@@ -22,8 +23,13 @@ from tests.conftest import CORPUS, REPO
 LABELS = json.loads((REPO / "tests" / "data" / "filter_labels.json").read_text())["files"]
 # What the heuristic reaches on the labelled set today (see the closing note of issue 5): the
 # issue's target is 90% of must-keep and 90% of must-drop; these floors stop it from sliding back.
-KEEP_FLOOR = 0.80
+KEEP_FLOOR = 0.90
 DROP_FLOOR = 0.95
+
+
+def covered(label: str, paths: set[str]) -> bool:
+    """Labels name concrete paths (``methods.list.path``); a structure may list ``methods[*].path``."""
+    return label in paths or any(template_covers(path, label) for path in paths if "[*]" in path)
 
 
 def structure_of(name: str) -> Any:
@@ -37,7 +43,7 @@ def test_every_labelled_file_has_more_than_50_fields_and_its_labels_exist_in_its
         inferred = structure_of(name)
         assert inferred.field_count == labels["field_count"] > 50
         fields = set(fields_of(inferred.structure))
-        assert set(labels["must_keep"]) <= fields, name
+        assert all(covered(path, fields) for path in labels["must_keep"]), name
         assert not set(labels["must_keep"]) & set(labels["must_drop"])
 
 
@@ -47,9 +53,9 @@ def test_the_heuristic_keeps_what_people_need_and_drops_the_noise_over_the_label
         choice = choose_fields(structure_of(name).structure)
         kept = set(choice.kept_fields)
         assert 1 <= len(kept) <= 20 + 5, name  # the target, plus the shape of each list
-        kept_right += sum(1 for path in labels["must_keep"] if path in kept)
+        kept_right += sum(1 for path in labels["must_keep"] if covered(path, kept))
         keep_total += len(labels["must_keep"])
-        dropped_right += sum(1 for path in labels["must_drop"] if path not in kept)
+        dropped_right += sum(1 for path in labels["must_drop"] if not covered(path, kept))
         drop_total += len(labels["must_drop"])
     assert kept_right / keep_total >= KEEP_FLOOR, f"kept {kept_right}/{keep_total}"
     assert dropped_right / drop_total >= DROP_FLOOR, f"dropped {dropped_right}/{drop_total}"

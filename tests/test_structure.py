@@ -245,24 +245,64 @@ def _versions(count: int) -> dict[str, Any]:
 
 def test_dict_with_version_keys_is_summarised_under_wildcard() -> None:
     assert _structure({"versions": _versions(8)}) == {
-        "versions": {"type": "dict", "keys": 8, "dynamic_keys": True},
+        "versions": {"type": "dict", "keys": 8, "dynamic_keys": True, "key_names": list(_versions(8))},
         "versions[*].version": {"type": "str", "avg_length": 5},
         "versions[*].author": {"type": "dict", "present": 1, "of": 8},
         "versions[*].author.name": {"type": "str", "avg_length": 6},
     }
 
 
-def test_dict_with_fewer_than_eight_keys_is_listed_key_by_key() -> None:
-    assert list(_structure({"versions": _versions(7)}))[:3] == [
-        "versions",
-        'versions["1.0.0"]',
-        'versions["1.0.0"].version',
-    ]
+def test_dict_with_fewer_than_eight_scalar_keys_is_listed_key_by_key() -> None:
+    versions = {f"1.{i}.0": f"2024-01-0{i + 1}" for i in range(7)}
+    assert list(_structure({"versions": versions}))[:3] == ["versions", 'versions["1.0.0"]', 'versions["1.1.0"]']
+
+
+def test_three_dicts_sharing_their_keys_are_records_keyed_by_name() -> None:
+    properties = {
+        "owner": {"type": "string", "description": "Repository owner"},
+        "repo": {"type": "string", "description": "Repository name"},
+        "page": {"description": "Page number"},
+    }
+    outputs = {"inputSchema": {"properties": properties}}
+    assert _structure(outputs) == {
+        "inputSchema": {"type": "dict"},
+        "inputSchema.properties": {
+            "type": "dict",
+            "keys": 3,
+            "dynamic_keys": True,
+            "key_names": ["owner", "repo", "page"],
+        },
+        "inputSchema.properties[*].type": {"type": "str", "avg_length": 6, "present": 2, "of": 3},
+        "inputSchema.properties[*].description": {"type": "str", "avg_length": 14},
+    }
+    assert_structure_reads_back(outputs, infer_structure(outputs).structure)
+
+
+def test_two_dicts_sharing_their_keys_are_listed_key_by_key() -> None:
+    outputs = {"p": {"a": {"type": "x"}, "b": {"type": "y"}}}
+    assert list(_structure(outputs)) == ["p", "p.a", "p.a.type", "p.b", "p.b.type"]
+
+
+def test_dicts_with_mostly_different_keys_are_fields_not_records() -> None:
+    outputs = {"p": {"a": {"x": 1, "y": 1}, "b": {"y": 1, "z": 1}, "c": {"w": 1, "v": 1}}}
+    assert "p[*].y" not in _structure(outputs)
+
+
+def test_a_dict_holding_a_scalar_beside_dicts_is_a_record() -> None:
+    outputs = {"p": {"a": {"x": 1}, "b": {"x": 2}, "c": {"x": 3}, "n": 1}}
+    assert "p.a.x" in _structure(outputs)
+
+
+def test_key_names_stop_at_eight_or_120_characters() -> None:
+    long_keys = {f"{'k' * 50}{i}": {"x": i} for i in range(4)}
+    assert _structure({"p": long_keys})["p"]["key_names"] == list(long_keys)[:2]
+    many = {f"key{i}": {"x": i} for i in range(12)}
+    assert _structure({"p": many})["p"]["key_names"] == [f"key{i}" for i in range(8)]
 
 
 def test_dynamic_dict_of_scalars_lists_the_wildcard_itself() -> None:
     assert _structure({"time": {f"2024-01-{day:02d}": "x" for day in range(1, 11)}}) == {
-        "time": {"type": "dict", "keys": 10, "dynamic_keys": True},
+        "time": {"type": "dict", "keys": 10, "dynamic_keys": True, "key_names": [f"2024-01-0{d}" for d in range(1, 9)]},
         "time[*]": {"type": "str", "avg_length": 1},
     }
 
@@ -270,7 +310,7 @@ def test_dynamic_dict_of_scalars_lists_the_wildcard_itself() -> None:
 def test_twenty_plain_named_keys_holding_dicts_are_summarised() -> None:
     names = [f"Schema{chr(65 + i)}x" for i in range(20)]
     assert _structure({"schemas": {name: {"id": name} for name in names}}) == {
-        "schemas": {"type": "dict", "keys": 20, "dynamic_keys": True},
+        "schemas": {"type": "dict", "keys": 20, "dynamic_keys": True, "key_names": names[:8]},
         "schemas[*].id": {"type": "str", "avg_length": 8},
     }
 
@@ -278,7 +318,7 @@ def test_twenty_plain_named_keys_holding_dicts_are_summarised() -> None:
 def test_hundred_keys_of_one_kind_are_summarised_whatever_the_keys_look_like() -> None:
     names = ["".join(chr(97 + (i // 26**power) % 26) for power in range(3)) for i in range(100)]
     assert _structure({"users": {name: True for name in names}}) == {
-        "users": {"type": "dict", "keys": 100, "dynamic_keys": True},
+        "users": {"type": "dict", "keys": 100, "dynamic_keys": True, "key_names": names[:8]},
         "users[*]": {"type": "bool"},
     }
 
