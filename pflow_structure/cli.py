@@ -91,10 +91,21 @@ def main(cache_dir: str | None) -> None:
     is_flag=True,
     help="List every field: no filtering of structures over 50 fields (PFLOW_STRUCTURE_FILTER=off does the same).",
 )
+@click.option(
+    "--flat",
+    is_flag=True,
+    help="One full template path per line, as pflow prints them (${result[0].title}), instead of the indented tree.",
+)
 @click.pass_context
 @_fails_cleanly
 def run(
-    ctx: click.Context, node: str, params: Sequence[str], as_json: bool, max_paths: int | None, all_fields: bool
+    ctx: click.Context,
+    node: str,
+    params: Sequence[str],
+    as_json: bool,
+    max_paths: int | None,
+    all_fields: bool,
+    flat: bool,
 ) -> None:
     """Run NODE and print the structure of its output and an execution id.
 
@@ -103,6 +114,8 @@ def run(
     the cache with secrets (tokens, passwords, keys) masked. A structure of more than 50
     fields shows the ones that matter most (PFLOW_STRUCTURE_FILTER: auto, llm,
     heuristic, off); --all-fields lists all, and read-fields reads any path either way.
+    Paths print as a tree: an indented line extends the path above it (result, then
+    [0].title, is result[0].title); --flat prints each path in full.
 
     \b
     Example:
@@ -120,7 +133,7 @@ def run(
     if as_json:
         _echo_json(result)
     else:
-        _echo_text(render_structure_text(result))
+        _echo_text(render_structure_text(result, layout="flat" if flat else "tree"))
 
 
 def parse_params(items: Sequence[str]) -> dict[str, Any]:

@@ -23,6 +23,7 @@ from click.testing import CliRunner, Result
 
 from pflow_structure import ExecutionCache, __version__
 from pflow_structure.cli import main
+from pflow_structure.render.structure_text import TREE_HEADER
 from tests.conftest import CORPUS, REPO
 
 ISSUES = CORPUS / "github__list_issues.json"
@@ -170,7 +171,7 @@ def test_python_dash_m_text_output_starts_like_the_spec_example() -> None:
     lines = outcome.stdout.split("\n")
     assert lines[0] == "✓ Node executed successfully"
     assert re.fullmatch(f"Execution ID: {ID_PATTERN}", lines[1])
-    assert lines[2:5] == ["", "Available template paths:", "  ✓ ${result} (list, 100 items)"]
+    assert lines[2:5] == ["", TREE_HEADER, "  result list, 100 items"]
 
 
 # -- exit codes -------------------------------------------------------------------------------
@@ -386,12 +387,12 @@ def test_run_text_lists_template_paths_and_a_summary() -> None:
         "✓ Node executed successfully\n"
         f"Execution ID: {execution_id[0]}\n"
         "\n"
-        "Available template paths:\n"
-        "  ✓ ${result} (list, 100 items)\n"
-        "  ✓ ${result[0].url} (str, ~57 chars)\n"
+        f"{TREE_HEADER}\n"
+        "  result list, 100 items\n"
+        "    [0].url str ~57\n"
         "\n"
         "Node type: read-json\n"
-        f"Field count: {fields} (original {fields}, not filtered)\n"
+        f"Field count: {fields}, not filtered\n"
         f"Omitted paths: {omitted} deeper paths not listed; read a parent path with read-fields, "
         "or run again with --max-paths N (PFLOW_STRUCTURE_MAX_PATHS)\n"
         f"Read values: pflow-structure read-fields {execution_id[0]} 'result[0].url'\n"
@@ -627,6 +628,24 @@ def test_cache_dir_option_is_where_read_fields_looks(tmp_path: Path) -> None:
     assert invoke("read-fields", execution_id, "result[0].number").exit_code == 1
 
 
+def test_run_flat_prints_each_template_path_in_full_as_pflow_does() -> None:
+    outcome = invoke("run", "read-json", f"path={ISSUES}", "--max-paths", "3", "--flat")
+    lines = outcome.stdout.split("\n")
+    assert lines[3:7] == [
+        "Available template paths:",
+        "  ✓ ${result} (list, 100 items)",
+        "  ✓ ${result[0].url} (str, ~57 chars)",
+        "  ✓ ${result[0].repository_url} (str, ~46 chars)",
+    ]
+
+
+def test_run_tree_and_flat_list_the_same_paths() -> None:
+    tree = invoke("run", "read-json", f"path={ISSUES}").stdout.split("\n\n")[1].split("\n")[1:]
+    flat = invoke("run", "read-json", f"path={ISSUES}", "--flat").stdout.split("\n\n")[1].split("\n")[1:]
+    assert len(tree) == len(flat) > 10
+    assert tree[1] == "    [0].number int" and flat[1] == "  ✓ ${result[0].number} (int)"
+
+
 def test_cache_dir_option_applies_to_cache_commands(tmp_path: Path) -> None:
     other = tmp_path / "other-cache"
     invoke("--cache-dir", str(other), "run", "read-json", f"path={ISSUES}")
@@ -639,7 +658,7 @@ def test_keys_that_are_not_valid_utf8_are_printed_escaped_not_a_crash(tmp_path: 
     data.write_text('{"\\udc81": "\\ud800x", "k": 1}', encoding="ascii")
     text = invoke("run", "read-json", f"path={data}")
     assert text.exit_code == 0
-    assert '  ✓ ${result["\\udc81"]} (str, ~2 chars)\n' in text.stdout
+    assert '    ["\\udc81"] str ~2\n' in text.stdout
     execution_id = re.search(ID_PATTERN, text.stdout)
     assert execution_id
     read = invoke("read-fields", execution_id[0], 'result["\\udc81"]')

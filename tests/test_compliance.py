@@ -32,6 +32,7 @@ from pflow_structure import (
     store_outputs,
 )
 from pflow_structure.cli import main
+from pflow_structure.render.structure_text import TREE_HEADER
 from pflow_structure.settings import Settings
 from tests.conftest import CORPUS, corpus_files
 from tests.contract import assert_structure_reads_back
@@ -359,13 +360,24 @@ def test_criterion_16_cache_directory_is_0700_under_umask_000(isolated_cache: Pa
 
 # -- criterion 17: CLI and MCP give the same structure ------------------------------------------
 
-_PATH_LINE = re.compile(r"  ✓ \$\{(?P<path>.*)\} \((?P<details>[^()]*)\)")
+_QUOTED = r'\["(?:[^"\\]|\\.)*"\]'
+_TREE_LINE = re.compile(
+    rf"(?P<indent>(?:  )+)(?P<shown>(?:[^\s.\[\]\"]+|{_QUOTED})?(?:\.[^\s.\[\]\"]+|\[(?:\d+|\*)\]|{_QUOTED})*)"
+    r" (?P<details>.+)"
+)
+_KEY_NAMES = re.compile(r", (?P<keys>\d+) keys: (?P<names>.*)\Z")
 
 
 def parse_details(details: str) -> dict[str, Any]:
     """``list, 2-5 items, avg 3.5, in 4 of 9`` → the structure entry it was written from."""
+    names = _KEY_NAMES.search(details)
+    if names:  # last, and the names may hold anything: taken off before the rest is split
+        details = details[: names.start()]
     parts = details.split(", ")
-    entry: dict[str, Any] = {"type": parts.pop(0)}
+    type_name, _, length = parts.pop(0).partition(" ~")
+    entry: dict[str, Any] = {"type": type_name}
+    if length:
+        entry["avg_length"] = int(length)
     while parts:
         part = parts.pop(0)
         if m := re.fullmatch(r"(\d+) items", part):
@@ -389,6 +401,10 @@ def parse_details(details: str) -> dict[str, Any]:
             entry["truncated"] = "depth"
         else:
             raise AssertionError(f"unparsed detail {part!r} in {details!r}")
+    if names:
+        entry["keys"], entry["dynamic_keys"] = int(names["keys"]), True
+        listed = re.findall(r'"(?:[^"\\]|\\.)*"|[^,\s…]+', names["names"])
+        entry["key_names"] = [json.loads(name) if name.startswith('"') else name for name in listed]
     return entry
 
 
@@ -401,21 +417,27 @@ def parse_structure_text(text: str) -> dict[str, Any]:
     assert lines[2] == ""
     rest = iter(lines[3:])
     header = next(rest)
-    if header != "Available template paths: (none: the node wrote no outputs)":
-        assert header == "Available template paths:"
+    if not header.endswith(" (none: the node wrote no outputs)"):
+        assert header == TREE_HEADER
+        chain: list[str] = []  # the path of the line above at each depth
         for line in rest:
             if line == "":
                 break
-            match = _PATH_LINE.fullmatch(line)
+            match = _TREE_LINE.fullmatch(line)
             assert match, f"not a path line: {line!r}"
-            result["structure"][match["path"]] = parse_details(match["details"])
+            depth = len(match["indent"]) // 2
+            assert depth <= len(chain) + 1, f"indented past its parent: {line!r}"
+            del chain[depth - 1 :]
+            path = (chain[-1] if chain else "") + match["shown"]
+            chain.append(path)
+            result["structure"][path] = parse_details(match["details"])
     else:
         assert next(rest) == ""
     for line in rest:
         if line.startswith("Node type: "):
             result["node_type"] = line.removeprefix("Node type: ")
-        elif m := re.fullmatch(r"Field count: (\d+) \(original (\d+), not filtered\)", line):
-            result["field_count"], result["original_field_count"] = int(m[1]), int(m[2])
+        elif m := re.fullmatch(r"Field count: (\d+), not filtered", line):
+            result["field_count"] = result["original_field_count"] = int(m[1])
             result["filtered"] = False
         elif m := re.fullmatch(
             r"Field count: (\d+) of (\d+) \(filtered by the (\w+) filter; ((\d+) fields hidden.*)\)", line
@@ -502,6 +524,7 @@ def test_criterion_17_cli_text_carries_every_kind_of_detail(tmp_path: Path) -> N
     as_json = json.loads(cli_run("read-json", f"path={path}", "--json"))
     kinds = {key for entry in as_json["structure"].values() for key in entry}
     assert kinds == {"type", "length", "min_length", "max_length", "avg_length", "json", "keys", "dynamic_keys"} | {
+        "key_names",
         "present",
         "of",
         "truncated",
@@ -514,7 +537,7 @@ def test_criterion_17_cli_text_carries_every_kind_of_detail(tmp_path: Path) -> N
 def test_criterion_17_text_parser_rejects_a_missing_detail() -> None:
     """17. (the check itself can fail) a dropped detail makes the text differ from the dict."""
     as_json = json.loads(cli_run("read-json", f"path={ISSUES}", "--json"))
-    text = cli_run("read-json", f"path={ISSUES}").replace(" (list, 100 items)", " (list)", 1)
+    text = cli_run("read-json", f"path={ISSUES}").replace(" list, 100 items", " list", 1)
     assert without_id(parse_structure_text(text)) != without_id(as_json)
 
 

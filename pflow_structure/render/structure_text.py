@@ -1,28 +1,48 @@
 """The CLI text of a ``registry_run`` result: the same content as the dict, as lines.
 
-✓ Node executed successfully
-Execution ID: exec-1763463202-0cd0c8fe
+Paths are shown as a tree: a line indented under another continues that line's path, so
+``result[0].user.login`` is written once as ``result``, ``[0].user`` and ``.login`` on three
+lines instead of repeating its prefix on every line::
 
-Available template paths:
-  ✓ ${result} (list, 100 items)
-  ✓ ${result[0].title} (str, ~52 chars)
-  ✓ ${result[0].milestone} (dict|null, in 31 of 100)
+    ✓ Node executed successfully
+    Execution ID: exec-1763463202-0cd0c8fe
+
+    Template paths (indented lines extend the path above; ~N: average length):
+      result list, 100 items
+        [0].title str ~52
+        [0].milestone dict|null, in 31 of 100
+          .title str ~5
+
+``layout="flat"`` writes pflow's own lines instead, one full path each
+(``  ✓ ${result[0].title} (str, ~52 chars)``); the pflow plugin prints those.
 """
 
 from __future__ import annotations
 
+import json
 import shlex
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, Literal
+
+from pflow_structure.paths import is_plain_key
+
+Layout = Literal["tree", "flat"]
+TREE_HEADER = "Template paths (indented lines extend the path above; ~N: average length):"
+FLAT_HEADER = "Available template paths:"
+NO_PATHS = "(none: the node wrote no outputs)"
 
 
-def describe_entry(entry: Mapping[str, Any]) -> str:
-    """``{"type": "str", "avg_length": 52}`` → ``str, ~52 chars``."""
+def describe_entry(entry: Mapping[str, Any], *, short: bool = False) -> str:
+    """``{"type": "str", "avg_length": 52}`` → ``str, ~52 chars`` (``str ~52`` when ``short``)."""
     type_name = str(entry.get("type", "?"))
     parts = [type_name]
     if "avg_length" in entry:
-        unit = "bytes" if "bytes" in type_name.split("|") and "str" not in type_name.split("|") else "chars"
-        parts.append(f"~{entry['avg_length']} {unit}")
+        if short:
+            parts[0] = f"{type_name} ~{entry['avg_length']}"
+        else:
+            kinds = type_name.split("|")
+            unit = "bytes" if "bytes" in kinds and "str" not in kinds else "chars"
+            parts.append(f"~{entry['avg_length']} {unit}")
     if "json" in entry:
         parts.append(f"JSON {entry['json']}")
     if "length" in entry:  # after "JSON list": a string holding a JSON array has items too
@@ -30,7 +50,8 @@ def describe_entry(entry: Mapping[str, Any]) -> str:
             parts.append(f"{entry['min_length']}-{entry['max_length']} items, avg {_number(entry['length'])}")
         else:
             parts.append(f"{entry['length']} items")
-    if entry.get("dynamic_keys"):
+    names = entry.get("key_names")
+    if entry.get("dynamic_keys") and not names:
         parts.append(f"{entry.get('keys', '?')} dynamic keys")
     if "present" in entry:
         parts.append(f"in {entry['present']} of {entry['of']}")
@@ -38,19 +59,41 @@ def describe_entry(entry: Mapping[str, Any]) -> str:
         parts.append(f"same keys as {entry['same_as']}")
     if entry.get("truncated") == "depth":
         parts.append("deeper levels not shown")
+    if entry.get("dynamic_keys") and names:  # last: the names run to the end of the line
+        more = ", …" if len(names) < entry.get("keys", 0) else ""
+        parts.append(f"{entry.get('keys', '?')} keys: " + ", ".join(_key_name(str(n)) for n in names) + more)
     return ", ".join(parts)
 
 
-def render_structure_text(result: Mapping[str, Any], *, program: str = "pflow-structure") -> str:
+def tree_lines(structure: Mapping[str, Mapping[str, Any]]) -> list[str]:
+    """One line per path, each indented under the nearest listed path it extends."""
+    lines: list[str] = []
+    stack: list[str] = []  # the chain of listed paths the current line may extend
+    for path, entry in structure.items():
+        while stack and not _extends(path, stack[-1]):
+            stack.pop()
+        shown = path[len(stack[-1]) :] if stack else path
+        lines.append("  " * (len(stack) + 1) + f"{shown} {describe_entry(entry, short=True)}")
+        stack.append(path)
+    return lines
+
+
+def render_structure_text(
+    result: Mapping[str, Any], *, program: str = "pflow-structure", layout: Layout = "tree"
+) -> str:
     """The text the CLI prints for a ``registry_run`` result dict."""
     execution_id = result.get("execution_id", "")
     lines = ["✓ Node executed successfully", f"Execution ID: {execution_id}", ""]
     structure: Mapping[str, Mapping[str, Any]] = result.get("structure", {})
-    if structure:
-        lines.append("Available template paths:")
-        lines.extend(f"  ✓ ${{{path}}} ({describe_entry(entry)})" for path, entry in structure.items())
+    header = TREE_HEADER if layout == "tree" else FLAT_HEADER
+    if not structure:
+        lines.append(f"{header} {NO_PATHS}")
+    elif layout == "tree":
+        lines.append(header)
+        lines.extend(tree_lines(structure))
     else:
-        lines.append("Available template paths: (none: the node wrote no outputs)")
+        lines.append(header)
+        lines.extend(f"  ✓ ${{{path}}} ({describe_entry(entry)})" for path, entry in structure.items())
     lines.append("")
     lines.append(f"Node type: {result.get('node_type', '?')}")
     field_count = result.get("field_count", 0)
@@ -59,7 +102,7 @@ def render_structure_text(result: Mapping[str, Any], *, program: str = "pflow-st
         method, note = result.get("filter", "?"), result.get("filter_note", "")
         lines.append(f"Field count: {field_count} of {original} (filtered by the {method} filter; {note})")
     else:
-        lines.append(f"Field count: {field_count} (original {original}, not filtered)")
+        lines.append(f"Field count: {field_count}, not filtered")
     omitted = result.get("omitted_paths", 0)
     if omitted:
         lines.append(
@@ -72,6 +115,22 @@ def render_structure_text(result: Mapping[str, Any], *, program: str = "pflow-st
         example = _example_path(structure)
         lines.append(f"Read values: {program} read-fields {execution_id} {shlex.quote(example)}")
     return "\n".join(lines)
+
+
+def _extends(path: str, parent: str) -> bool:
+    """``result[0].user.login`` extends ``result[0].user``; ``result[0].username`` does not."""
+    return len(path) > len(parent) and path.startswith(parent) and path[len(parent)] in ".["
+
+
+def _key_name(name: str) -> str:
+    """A key as the reader would write it after a dot, quoted when it could not be."""
+    if is_plain_key(name):
+        return name
+    try:
+        name.encode("utf-8")
+    except UnicodeEncodeError:  # a lone surrogate cannot be printed: escaped, as quote_key does
+        return json.dumps(name)
+    return json.dumps(name, ensure_ascii=False)
 
 
 def _example_path(structure: Mapping[str, Mapping[str, Any]]) -> str:

@@ -73,7 +73,7 @@ def formatter_hook(original: Callable[..., str]) -> Callable[..., str]:
         if result is None or output_mode == "full":  # "full" asks for every value: pflow's own display
             return original(*args, **kwargs)
         elapsed = kwargs.get("execution_time_ms", args[4] if len(args) > 4 else None)
-        text = render_structure_text(result, program="pflow")
+        text = render_structure_text(result, program="pflow", layout="flat")  # pflow's own lines
         return text if elapsed is None else f"{text}\n\nExecution time: {elapsed}ms"
 
     return format_structure_output
