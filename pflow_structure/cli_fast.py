@@ -14,11 +14,14 @@ checks that they give the same output, errors and exit codes.
 
 from __future__ import annotations
 
-import json
 import re
 import sys
 from collections.abc import Sequence
 from typing import Any, NamedTuple
+
+from pflow_structure.jsontext import format_json
+
+__all__ = ["ReadFieldsArgs", "format_json", "main", "read_fields_output", "safe_text", "write_text"]
 
 _NUMBER = re.compile(r"[0-9]+")
 TEXT_MAX_ITEMS = 20
@@ -152,25 +155,6 @@ def read_fields_output(args: ReadFieldsArgs) -> tuple[str, list[str]]:
         readout.values, readout.errors, readout.totals, offset=args.offset, max_items=max_items, missing=readout.missing
     )
     return text, []
-
-
-def format_json(value: Any, *, compact: bool = False) -> str:
-    """Indented (or compact) JSON; bytes as base64; a lone surrogate escaped so the output stays valid UTF-8."""
-    layout: dict[str, Any] = {"separators": (",", ":")} if compact else {"indent": 2}
-    text = json.dumps(value, ensure_ascii=False, default=_json_default, **layout)
-    try:
-        text.encode("utf-8")
-    except UnicodeEncodeError:
-        text = json.dumps(value, default=_json_default, **layout)
-    return text
-
-
-def _json_default(value: Any) -> Any:
-    if isinstance(value, (bytes, bytearray)):
-        import base64
-
-        return base64.b64encode(value).decode("ascii")
-    raise TypeError(f"cannot encode {type(value).__name__}")
 
 
 def safe_text(text: str) -> str:

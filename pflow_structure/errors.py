@@ -13,12 +13,20 @@ secret or a whole payload; adapters (CLI, MCP) pass them through unchanged.
     ├── NodeNotFoundError        (also LookupError)  unknown node type, with close matches
     ├── NodeExecutionError       (also RuntimeError) the node raised; nothing was cached
     ├── ParameterError           (also ValueError)   a node parameter that cannot be used
-    └── PflowVersionError        (also RuntimeError) pflow-cli missing or a release the plugin does not know
+    ├── PflowVersionError        (also RuntimeError) pflow-cli missing or a release the plugin does not know
+    ├── InvalidWorkflowError     (also ValueError)   a workflow name or record that cannot be saved or loaded
+    ├── WorkflowNotFoundError    (also LookupError)  no saved workflow by that name
+    ├── WorkflowStoreError       (also OSError)      the workflow directory or file could not be written
+    └── NotRepresentable         (also ValueError)   a value a compact format cannot hold faithfully
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from pathlib import Path
 
 
 class StructureError(Exception):
@@ -153,3 +161,25 @@ class ParameterError(StructureError, ValueError):
 
 class PflowVersionError(StructureError, RuntimeError):
     """pflow-cli is not installed, or is a release whose internals the pflow plugin does not know."""
+
+
+class InvalidWorkflowError(StructureError, ValueError):
+    """A workflow name or record that cannot be saved or loaded; the message says what to change."""
+
+
+class WorkflowNotFoundError(StructureError, LookupError):
+    """No saved workflow by that name."""
+
+    def __init__(self, name: str, directory: Path) -> None:
+        self.name = name
+        super().__init__(
+            f"Workflow {name!r} not found in {directory}. Save it first, or list the saved workflows to check the name."
+        )
+
+
+class WorkflowStoreError(StructureError, OSError):
+    """The workflow directory or file could not be written or removed."""
+
+
+class NotRepresentable(StructureError, ValueError):
+    """A value this format cannot hold faithfully; the picker then tries another format."""

@@ -10,8 +10,30 @@ from pathlib import Path
 import pytest
 
 PACKAGE = Path(__file__).resolve().parent.parent / "pflow_structure"
-CORE = ("paths", "encoding", "structure", "errors", "cache", "render", "filtering", "discovery", "failure_log")
-ADAPTERS = ("cli", "cli_fast", "mcp", "service", "wrapper", "integrations", "settings", "registry", "nodes")
+CORE = (
+    "paths",
+    "encoding",
+    "structure",
+    "errors",
+    "cache",
+    "render",
+    "filtering",
+    "discovery",
+    "failure_log",
+    "jsontext",
+)
+ADAPTERS = (
+    "cli",
+    "cli_fast",
+    "mcp",
+    "service",
+    "service_discovery",
+    "wrapper",
+    "integrations",
+    "settings",
+    "registry",
+    "nodes",
+)
 THIRD_PARTY_HOME = {
     "click": {"cli"},
     "mcp": {"mcp"},

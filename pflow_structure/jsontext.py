@@ -1,0 +1,29 @@
+"""JSON text as every output of ours writes it: bytes as base64, a lone surrogate escaped.
+
+One implementation for ``read-fields --json``, the MCP answers and the compact formats'
+JSON candidate, so the three cannot drift apart.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+
+def format_json(value: Any, *, compact: bool = False) -> str:
+    """Indented (or compact) JSON; bytes as base64; a lone surrogate escaped so the output stays valid UTF-8."""
+    layout: dict[str, Any] = {"separators": (",", ":")} if compact else {"indent": 2}
+    text = json.dumps(value, ensure_ascii=False, default=_json_default, **layout)
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        text = json.dumps(value, default=_json_default, **layout)
+    return text
+
+
+def _json_default(value: Any) -> Any:
+    if isinstance(value, (bytes, bytearray)):
+        import base64
+
+        return base64.b64encode(value).decode("ascii")
+    raise TypeError(f"cannot encode {type(value).__name__} as JSON")

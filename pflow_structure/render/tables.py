@@ -1,0 +1,305 @@
+"""Tables for lists of dicts that share their primitive keys: markdown and TOON-style.
+
+    items[2]{id,name,score}:
+      1,Ada,0.5
+      2,"Smith, J",null
+
+Both are lossless for what they accept, and each has a parser that proves it: a string
+that could be read as something else (empty, ``42``, ``true``, leading or trailing spaces,
+the delimiter, a quote, a backslash, a newline) is written as a quoted JSON string, and in
+markdown a ``|`` is escaped as ``\\|``. A list these tables cannot hold (nested values, keys
+that differ between items, a float that is not finite) raises :class:`NotRepresentable`.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from pflow_structure.errors import NotRepresentable
+
+_NUMBER = re.compile(r"-?(?:0|[1-9][0-9]*)(?:\.[0-9]+)?(?:[eE][+-]?[0-9]+)?")
+_INTEGER = re.compile(r"-?(?:0|[1-9][0-9]*)")
+_LOOKS_NUMERIC = re.compile(r"-?[0-9][0-9.eE+-]*")  # "05", "1.", "1e5": a reader may take these as numbers
+_PLAIN_KEY = re.compile(r"[A-Za-z_][A-Za-z0-9_.]*")
+_TOON_SPECIAL = frozenset('"\\[]{}:#,')  # TOON's reader gives these a meaning outside quotes
+_MARKDOWN_SPECIAL = frozenset('"\\')
+
+
+def parse_scalar(text: str) -> Any:
+    """``null``, ``true``, ``false`` and JSON numbers as themselves; anything else stays a string."""
+    if text in _LITERALS:
+        return _LITERALS[text]
+    if _INTEGER.fullmatch(text):
+        return int(text)
+    if _NUMBER.fullmatch(text):
+        return float(text)
+    return text
+
+
+_LITERALS: Mapping[str, Any] = {"null": None, "true": True, "false": False}
+
+
+def table_columns(items: Any) -> list[str]:
+    """The shared keys of a non-empty list of dicts with primitive values, in the first item's order."""
+    if isinstance(items, (str, bytes)) or not isinstance(items, Sequence) or not items:
+        raise NotRepresentable("a table needs a non-empty list of dicts")
+    first = items[0]
+    if not isinstance(first, Mapping) or not first:
+        raise NotRepresentable("a table needs dicts with at least one key")
+    columns = list(first)
+    for item in items:
+        if not isinstance(item, Mapping) or len(item) != len(columns) or any(c not in item for c in columns):
+            raise NotRepresentable("table rows must all have the same keys")
+        for value in item.values():
+            _check_primitive(value)
+    if not all(isinstance(c, str) for c in columns):
+        raise NotRepresentable("table keys must be strings")
+    return columns
+
+
+def _check_primitive(value: Any) -> None:
+    if isinstance(value, float) and not math.isfinite(value):
+        raise NotRepresentable("a float that is not finite has no JSON form")
+    if value is not None and not isinstance(value, (str, int, float)):
+        raise NotRepresentable(f"a table cell must be a primitive, not {type(value).__name__}")
+
+
+def _needs_quotes(text: str, special: frozenset[str]) -> bool:
+    return (
+        text == ""
+        or text != text.strip()
+        or any(ch in special or ch < " " or ch == "\x7f" for ch in text)
+        or not isinstance(parse_scalar(text), str)
+        or _LOOKS_NUMERIC.fullmatch(text) is not None
+        or text.startswith("-")
+    )
+
+
+def cell_text(value: Any, special: frozenset[str] = _TOON_SPECIAL) -> str:
+    """One cell: primitives as JSON literals, strings bare unless they need quotes."""
+    if isinstance(value, str):
+        return json.dumps(value, ensure_ascii=False) if _needs_quotes(value, special) else value
+    if value is None or isinstance(value, bool):
+        return json.dumps(value)
+    if isinstance(value, int):
+        return str(value)
+    return repr(float(value))
+
+
+def _read_cell(text: str) -> Any:
+    if text.startswith('"'):
+        try:
+            return json.loads(text)
+        except ValueError as error:
+            raise NotRepresentable(f"a quoted cell that is not a JSON string: {text[:40]!r}") from error
+    return parse_scalar(text)
+
+
+# -- TOON-style ------------------------------------------------------------------------------
+
+
+def render_toon_table(items: Sequence[Mapping[str, Any]], name: str | None = "items") -> str:
+    """``name[N]{a,b}:`` and one comma-separated row per item, indented two spaces.
+
+    ``name=None`` writes TOON's root form ``[N]{a,b}:``.
+
+    >>> print(render_toon_table([{"id": 1, "name": "Ada"}, {"id": 2, "name": "Smith, J"}]))
+    items[2]{id,name}:
+      1,Ada
+      2,"Smith, J"
+    """
+    columns = table_columns(items)
+    header = ",".join(_key_text(c) for c in columns)
+    label = "" if name is None else _key_text(name)
+    rows = ("  " + ",".join(cell_text(item[c]) for c in columns) for item in items)
+    return "\n".join([f"{label}[{len(items)}]{{{header}}}:", *rows])
+
+
+def render_toon(value: Any) -> str:
+    """A list of like dicts as a root table; a dict of primitives, primitive lists and tables as lines.
+
+    >>> print(render_toon({"total": 2, "tags": ["a", "b"], "rows": [{"id": 1}, {"id": 2}]}))
+    total: 2
+    tags[2]: a,b
+    rows[2]{id}:
+      1
+      2
+    """
+    if not isinstance(value, Mapping):
+        return render_toon_table(value, name=None)
+    if not value:
+        raise NotRepresentable("an empty dict has no TOON lines")
+    lines = []
+    for key, item in value.items():
+        if not isinstance(key, str):
+            raise NotRepresentable("TOON keys must be strings")
+        if isinstance(item, list) and item and all(isinstance(i, Mapping) for i in item):
+            lines.append(render_toon_table(item, name=key))
+        elif isinstance(item, list):
+            for element in item:
+                _check_primitive(element)
+            cells = ",".join(cell_text(element) for element in item)
+            lines.append(f"{_key_text(key)}[{len(item)}]:" + (f" {cells}" if item else ""))
+        else:
+            _check_primitive(item)
+            lines.append(f"{_key_text(key)}: {cell_text(item)}")
+    return "\n".join(lines)
+
+
+def _key_text(key: str) -> str:
+    return key if _PLAIN_KEY.fullmatch(key) else json.dumps(key, ensure_ascii=False)
+
+
+_QUOTED = r'"(?:[^"\\]|\\.)*"'
+_TOON_LINE = re.compile(
+    rf"(?P<key>{_QUOTED}|[A-Za-z_][A-Za-z0-9_.]*)?(?:\[(?P<count>[0-9]+)\](?:\{{(?P<keys>.*)\}})?)?:(?: (?P<rest>.*))?"
+)
+
+
+def parse_toon(text: str) -> Any:
+    """The value of a :func:`render_toon` text (and of a :func:`render_toon_table` one, without its name)."""
+    lines = text.split("\n")
+    result: dict[str, Any] = {}
+    i = 0
+    while i < len(lines):
+        match = _TOON_LINE.fullmatch(lines[i])
+        if match is None:
+            raise NotRepresentable(f"not a TOON line: {lines[i][:40]!r}")
+        key = _read_key(match["key"]) if match["key"] is not None else None
+        if match["keys"] is not None:
+            count = int(match["count"])
+            rows = lines[i + 1 : i + 1 + count]
+            items = _toon_rows(match["keys"], rows, count)
+            if key is None and i == 0:
+                if len(lines) != count + 1:
+                    raise NotRepresentable("a root TOON table is the whole text")
+                return items
+            result[_required(key)] = items
+            i += 1 + count
+            continue
+        if match["count"] is not None:
+            cells = [] if match["rest"] is None else _split_quoted(match["rest"], ",")
+            if len(cells) != int(match["count"]):
+                raise NotRepresentable("a TOON list with the wrong number of items")
+            result[_required(key)] = [_read_cell(c) for c in cells]
+        else:
+            result[_required(key)] = _read_cell(match["rest"] or "")
+        i += 1
+    return result
+
+
+def _required(key: str | None) -> str:
+    if key is None:
+        raise NotRepresentable("a TOON line without a key")
+    return key
+
+
+def _toon_rows(keys: str, rows: list[str], count: int) -> list[dict[str, Any]]:
+    columns = [_read_key(k) for k in _split_quoted(keys, ",")]
+    if len(rows) != count:
+        raise NotRepresentable("the TOON row count does not match its header")
+    items = []
+    for line in rows:
+        if not line.startswith("  "):
+            raise NotRepresentable("TOON rows are indented two spaces")
+        cells = _split_quoted(line[2:], ",")
+        if len(cells) != len(columns):
+            raise NotRepresentable("a TOON row with the wrong number of cells")
+        items.append({c: _read_cell(cell) for c, cell in zip(columns, cells, strict=True)})
+    return items
+
+
+def parse_toon_table(text: str) -> tuple[str | None, list[dict[str, Any]]]:
+    """The name (None for the root form) and the items of a :func:`render_toon_table` text."""
+    header = _TOON_LINE.fullmatch(text.split("\n", 1)[0])
+    if header is None or header["keys"] is None:
+        raise NotRepresentable("not a TOON table header")
+    rows = text.split("\n")[1:]
+    name = _read_key(header["key"]) if header["key"] is not None else None
+    return name, _toon_rows(header["keys"], rows, int(header["count"]))
+
+
+def _read_key(text: str) -> str:
+    return str(json.loads(text)) if text.startswith('"') else text
+
+
+def _split_quoted(text: str, delimiter: str) -> list[str]:
+    """Split at ``delimiter`` outside double-quoted JSON strings."""
+    cells, start, quoted, i = [], 0, False, 0
+    while i < len(text):
+        ch = text[i]
+        if quoted and ch == "\\":
+            i += 2
+            continue
+        if ch == '"':
+            quoted = not quoted
+        elif ch == delimiter and not quoted:
+            cells.append(text[start:i])
+            start = i + 1
+        i += 1
+    cells.append(text[start:])
+    return cells
+
+
+# -- markdown --------------------------------------------------------------------------------
+
+
+def render_markdown_table(items: Sequence[Mapping[str, Any]]) -> str:
+    """A GitHub-flavoured markdown table, one row per item.
+
+    >>> print(render_markdown_table([{"id": 1, "name": "a|b"}]))
+    | id | name |
+    |---|---|
+    | 1 | a\\|b |
+    """
+    columns = table_columns(items)
+    lines = [_md_row([_md_cell(c) for c in columns]), "|" + "---|" * len(columns)]
+    lines += [_md_row([_md_cell(item[c]) for c in columns]) for item in items]
+    return "\n".join(lines)
+
+
+def _md_cell(value: Any) -> str:
+    return cell_text(value, _MARKDOWN_SPECIAL).replace("|", "\\|")
+
+
+def _md_row(cells: list[str]) -> str:
+    return "| " + " | ".join(cells) + " |"
+
+
+def parse_markdown_table(text: str) -> list[dict[str, Any]]:
+    """The items of a :func:`render_markdown_table` text."""
+    lines = text.split("\n")
+    if len(lines) < 2 or not re.fullmatch(r"\|(?:-+\|)+", lines[1]):
+        raise NotRepresentable("not a markdown table")
+    columns = [str(_read_cell(c)) for c in _md_split(lines[0])]
+    items = []
+    for line in lines[2:]:
+        cells = _md_split(line)
+        if len(cells) != len(columns):
+            raise NotRepresentable("a markdown row with the wrong number of cells")
+        items.append({c: _read_cell(cell) for c, cell in zip(columns, cells, strict=True)})
+    return items
+
+
+def _md_split(line: str) -> list[str]:
+    if not (line.startswith("| ") and line.endswith(" |")):
+        raise NotRepresentable("a markdown row starts with '| ' and ends with ' |'")
+    cells, current, i, body = [], [], 0, line[2:-2]
+    while i < len(body):
+        ch = body[i]
+        if ch == "\\" and i + 1 < len(body):
+            current.append("|" if body[i + 1] == "|" else body[i : i + 2])
+            i += 2
+            continue
+        if body.startswith(" | ", i):
+            cells.append("".join(current))
+            current, i = [], i + 3
+            continue
+        current.append(ch)
+        i += 1
+    cells.append("".join(current))
+    return cells
