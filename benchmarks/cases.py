@@ -31,7 +31,9 @@ from common import (
     median_seconds,
     row,
 )
+from discovery import bench_discovery
 from filtering import bench_filter
+from formats import bench_formats
 from proxy import bench_proxy
 from wrapper import bench_wrapper
 
@@ -285,4 +287,6 @@ BENCHMARKS: dict[str, Callable[[Context], dict[str, Any]]] = {
     "f_wrapper": bench_wrapper,
     "g_mcp_proxy": bench_proxy,
     "h_filter": bench_filter,
+    "i_formats": bench_formats,
+    "j_discovery": bench_discovery,
 }

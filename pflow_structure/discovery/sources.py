@@ -1,0 +1,131 @@
+"""Where nodes come from: our registry's specs, and pflow's ``~/.pflow/registry.json`` when present.
+
+Both give registry metadata in pflow's entry shape (``module``, ``class_name``, ``docstring``,
+``interface``), with the interface parsed by our parser: pflow's stored interface turns
+``(optional, default: {})`` into a parameter named ``default``, so its docstrings are parsed
+again. Discovery is a core module, so it does not import :mod:`pflow_structure.registry`;
+the caller passes ``available_nodes().values()`` (anything with ``name``, ``source``,
+``target`` and ``load()``), and the path of pflow's registry file, which is only read.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Protocol
+
+from pflow_structure.discovery.interface import parse_interface
+
+MAX_REGISTRY_BYTES = 32 * 1024 * 1024
+PFLOW_SOURCE = "pflow"
+
+
+class NodeSpecLike(Protocol):
+    """What :class:`pflow_structure.registry.NodeSpec` offers."""
+
+    @property
+    def name(self) -> str: ...
+
+    @property
+    def target(self) -> str: ...
+
+    @property
+    def source(self) -> str: ...
+
+    def load(self) -> type[Any]: ...
+
+
+@dataclass
+class NodeSources:
+    """Registry metadata by node id, warnings about what could not be read, and hidden pflow nodes."""
+
+    metadata: dict[str, dict[str, Any]] = field(default_factory=dict)
+    warnings: list[str] = field(default_factory=list)
+    shadowed: list[str] = field(default_factory=list)  # pflow nodes hidden by one of ours with the same id
+
+
+def metadata_from_specs(specs: Iterable[NodeSpecLike]) -> NodeSources:
+    """Metadata for our nodes (built-ins and entry points); a node that cannot be imported is listed with a warning."""
+    result = NodeSources()
+    for spec in specs:
+        module, _, class_name = spec.target.partition(":")
+        entry: dict[str, Any] = {"source": spec.source, "module": module, "class_name": class_name}
+        try:
+            docstring = spec.load().__doc__ or ""
+        except Exception as exc:  # a broken plugin is listed, not fatal
+            reason = f"{type(exc).__name__}: {exc}"
+            result.warnings.append(
+                f"Node {spec.name!r} ({spec.target}) cannot be loaded ({reason}); fix or uninstall it."
+            )
+            docstring = f"(cannot be loaded: {reason})"
+        entry["docstring"] = docstring
+        entry["interface"] = parse_interface(docstring)
+        result.metadata[spec.name] = entry
+    return result
+
+
+def read_pflow_registry(path: Path) -> NodeSources:
+    """pflow's registry file, read-only; a missing file gives no nodes and no warning."""
+    result = NodeSources()
+    try:
+        size = path.stat().st_size
+        if size > MAX_REGISTRY_BYTES:
+            result.warnings.append(f"pflow registry {path} is {size:,} bytes; files over 32 MB are not read.")
+            return result
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        return result
+    except OSError as exc:
+        result.warnings.append(f"pflow registry {path} cannot be read ({exc.strerror or exc}); its nodes are left out.")
+        return result
+    except ValueError as exc:
+        result.warnings.append(
+            f"pflow registry {path} is not valid JSON ({exc}); run `pflow registry list` to rebuild it."
+        )
+        return result
+    for node_id, entry in _registry_nodes(data).items():
+        if isinstance(entry, Mapping):
+            result.metadata[str(node_id)] = _pflow_entry(entry)
+        else:
+            result.warnings.append(f"pflow registry {path}: entry {str(node_id)[:60]!r} is not an object; skipped.")
+    return result
+
+
+def _registry_nodes(data: object) -> Mapping[str, Any]:
+    """pflow 0.8 and later: ``{"version", "nodes": {...}}``; older files: the nodes themselves."""
+    if not isinstance(data, Mapping):
+        return {}
+    nodes = data.get("nodes")
+    if isinstance(nodes, Mapping):
+        return nodes
+    return {key: value for key, value in data.items() if not str(key).startswith("__")}
+
+
+def _pflow_entry(entry: Mapping[str, Any]) -> dict[str, Any]:
+    docstring = entry.get("docstring")
+    out: dict[str, Any] = {"source": PFLOW_SOURCE}
+    out.update({key: entry[key] for key in ("module", "class_name", "file_path", "type") if key in entry})
+    if isinstance(docstring, str) and docstring.strip():
+        out["docstring"] = docstring
+        out["interface"] = parse_interface(docstring)
+    elif isinstance(entry.get("interface"), Mapping):
+        out["interface"] = dict(entry["interface"])  # MCP tools and the like: no docstring to parse
+    return out
+
+
+def collect_node_metadata(specs: Iterable[NodeSpecLike] = (), pflow_registry_path: Path | None = None) -> NodeSources:
+    """Our nodes first, then pflow's; a pflow node with the id of one of ours is hidden (listed in ``shadowed``)."""
+    result = metadata_from_specs(specs)
+    if pflow_registry_path is None:
+        return result
+    pflow = read_pflow_registry(pflow_registry_path)
+    result.warnings.extend(pflow.warnings)
+    for node_id, entry in pflow.metadata.items():
+        if node_id in result.metadata:
+            result.shadowed.append(node_id)
+        else:
+            result.metadata[node_id] = entry
+    result.metadata = dict(sorted(result.metadata.items()))
+    return result
