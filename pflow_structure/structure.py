@@ -399,8 +399,8 @@ def _key_names(children: dict[str, FieldStats]) -> list[str]:
     names: list[str] = []
     used = 0
     for key in children:
-        if len(names) == KEY_NAMES_SHOWN or (names and used + len(key) > KEY_NAMES_CHARS):
-            break
+        if len(names) == KEY_NAMES_SHOWN or used + len(key) > KEY_NAMES_CHARS:
+            break  # a first key over the limit leaves none: the text then says "N dynamic keys"
         names.append(key)
         used += len(key)
     return names

@@ -57,14 +57,25 @@ def test_lists_a_table_cannot_hold_are_refused(items: Any) -> None:
         render_toon_table(items)
 
 
+# TOON escapes only backslash, quote, newline, return and tab: other control characters and lone
+# surrogates have no form there (refused below), so the round trips draw text without them.
+_TEXT = st.characters(blacklist_categories=("Cs", "Cc"), whitelist_characters="\n\r\t")
 _CELLS = st.one_of(
     st.none(),
     st.booleans(),
     st.integers(),
     st.floats(allow_nan=False, allow_infinity=False),
-    st.text(st.characters(blacklist_categories=("Cs",))),
+    st.text(_TEXT),
 )
-_KEYS = st.text(st.characters(blacklist_categories=("Cs",)), max_size=6)
+_KEYS = st.text(_TEXT, max_size=6)
+
+
+@pytest.mark.parametrize("text", ["a\x0cb", "\x00", "\x1f", "a\ud800"])
+def test_a_string_toon_cannot_escape_is_refused(text: str) -> None:
+    with pytest.raises(NotRepresentable):
+        render_toon_table([{"k": text}])
+    with pytest.raises(NotRepresentable):
+        render_toon_table([{text: 1}])
 
 
 @st.composite

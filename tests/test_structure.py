@@ -293,6 +293,11 @@ def test_a_dict_holding_a_scalar_beside_dicts_is_a_record() -> None:
     assert "p.a.x" in _structure(outputs)
 
 
+def test_a_key_longer_than_the_limit_is_not_listed() -> None:
+    huge = {"k" * 5000: {"x": 1}, "b": {"x": 2}, "c": {"x": 3}}
+    assert _structure({"p": huge})["p"]["key_names"] == []
+
+
 def test_key_names_stop_at_eight_or_120_characters() -> None:
     long_keys = {f"{'k' * 50}{i}": {"x": i} for i in range(4)}
     assert _structure({"p": long_keys})["p"]["key_names"] == list(long_keys)[:2]

@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
 
-from pflow_structure.discovery.interface import parse_interface
+from pflow_structure.discovery.interface import MAX_DEPTH, parse_interface
 
 MAX_REGISTRY_BYTES = 32 * 1024 * 1024
 PFLOW_SOURCE = "pflow"
@@ -80,16 +80,25 @@ def read_pflow_registry(path: Path) -> NodeSources:
     except OSError as exc:
         result.warnings.append(f"pflow registry {path} cannot be read ({exc.strerror or exc}); its nodes are left out.")
         return result
-    except ValueError as exc:
+    except (ValueError, RecursionError) as exc:
+        reason = "nested too deeply" if isinstance(exc, RecursionError) else str(exc)
         result.warnings.append(
-            f"pflow registry {path} is not valid JSON ({exc}); run `pflow registry list` to rebuild it."
+            f"pflow registry {path} is not valid JSON ({reason}); run `pflow registry list` to rebuild it."
         )
         return result
     for node_id, entry in _registry_nodes(data).items():
-        if isinstance(entry, Mapping):
-            result.metadata[str(node_id)] = _pflow_entry(entry)
-        else:
-            result.warnings.append(f"pflow registry {path}: entry {str(node_id)[:60]!r} is not an object; skipped.")
+        name = _clean_text(str(node_id))
+        if not isinstance(entry, Mapping):
+            result.warnings.append(f"pflow registry {path}: entry {name[:60]!r} is not an object; skipped.")
+            continue
+        cleaned = _pflow_entry(entry)
+        if cleaned is None:
+            result.warnings.append(
+                f"pflow registry {path}: entry {name[:60]!r} has an interface of the wrong shape; skipped. "
+                "Run `pflow registry list` to rebuild the file."
+            )
+            continue
+        result.metadata[name] = cleaned
     return result
 
 
@@ -103,16 +112,65 @@ def _registry_nodes(data: object) -> Mapping[str, Any]:
     return {key: value for key, value in data.items() if not str(key).startswith("__")}
 
 
-def _pflow_entry(entry: Mapping[str, Any]) -> dict[str, Any]:
+def _pflow_entry(entry: Mapping[str, Any]) -> dict[str, Any] | None:
+    """Our view of one entry of pflow's file; None when its stored interface has the wrong shape."""
     docstring = entry.get("docstring")
     out: dict[str, Any] = {"source": PFLOW_SOURCE}
-    out.update({key: entry[key] for key in ("module", "class_name", "file_path", "type") if key in entry})
+    out.update(
+        {
+            key: _clean_text(entry[key])
+            for key in ("module", "class_name", "file_path", "type")
+            if isinstance(entry.get(key), str)
+        }
+    )
     if isinstance(docstring, str) and docstring.strip():
-        out["docstring"] = docstring
-        out["interface"] = parse_interface(docstring)
+        out["docstring"] = _clean_text(docstring)
+        out["interface"] = parse_interface(out["docstring"])
     elif isinstance(entry.get("interface"), Mapping):
-        out["interface"] = dict(entry["interface"])  # MCP tools and the like: no docstring to parse
+        interface = _stored_interface(entry["interface"])  # MCP tools and the like: no docstring to parse
+        if interface is None:
+            return None
+        out["interface"] = interface
     return out
+
+
+_INTERFACE_LISTS = ("inputs", "outputs", "params")
+
+
+def _stored_interface(raw: Mapping[str, Any]) -> dict[str, Any] | None:
+    """A stored interface with the fields the contexts read, each of the type they expect."""
+    description = raw.get("description", "")
+    actions = raw.get("actions", [])
+    if not isinstance(description, str) or not _strings(actions):
+        return None
+    out: dict[str, Any] = {"description": _clean_text(description), "actions": [_clean_text(a) for a in actions]}
+    for key in _INTERFACE_LISTS:
+        items = raw.get(key, [])
+        if not isinstance(items, list) or not all(_item_ok(item, 0) for item in items):
+            return None
+        out[key] = json.loads(_clean_text(json.dumps(items)))
+    return out
+
+
+def _item_ok(item: Any, depth: int) -> bool:
+    if not isinstance(item, Mapping) or depth > MAX_DEPTH:
+        return False
+    if not all(isinstance(item.get(k, ""), str) for k in ("key", "type", "description")):
+        return False
+    for key in ("structure", "items"):  # both map a field name to an item like this one
+        nested = item.get(key, {})
+        if not isinstance(nested, Mapping) or not all(_item_ok(v, depth + 1) for v in nested.values()):
+            return False
+    return True
+
+
+def _strings(value: Any) -> bool:
+    return isinstance(value, list) and all(isinstance(v, str) for v in value)
+
+
+def _clean_text(text: str) -> str:
+    """Lone surrogates (a ``\\ud800`` escape in the file) become U+FFFD: everything after prints as UTF-8."""
+    return text.encode("utf-16", "surrogatepass").decode("utf-16", "replace")
 
 
 def collect_node_metadata(specs: Iterable[NodeSpecLike] = (), pflow_registry_path: Path | None = None) -> NodeSources:

@@ -238,11 +238,17 @@ def load_workflow(directory: Path, name: str) -> dict[str, Any]:
     """One saved workflow, validated; :class:`WorkflowNotFoundError` or :class:`InvalidWorkflowError`."""
     path = workflow_path(directory, name)
     try:
-        return _load_file(path)
+        record = _load_file(path)
     except FileNotFoundError:
         raise WorkflowNotFoundError(name, Path(directory)) from None
     except OSError as exc:
         raise InvalidWorkflowError(f"Workflow file {path} cannot be read ({_reason(exc)}).") from None
+    if record["name"] != name:  # listed under its "name", so it must be found by that name too
+        raise InvalidWorkflowError(
+            f"{path} holds the workflow named {record['name']!r}; rename the file to {record['name']}.json "
+            f"or set its name to {name!r}."
+        )
+    return record
 
 
 def _load_file(path: Path) -> dict[str, Any]:

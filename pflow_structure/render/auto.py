@@ -90,7 +90,7 @@ def render_auto(
         if name not in allowed:
             continue
         try:
-            text = build(request)
+            text = _printable(build(request))
         except NotRepresentable:
             continue
         except Exception as error:  # seed 004 R2: any failure shows the raw JSON and is logged
@@ -104,6 +104,52 @@ def render_auto(
         message = f"slow render: {elapsed_ms:.1f} ms (over {slow_ms:g} ms)"
         _log(failure_log, failure_record(label, size, message, kind="slow", elapsed_ms=round(elapsed_ms, 1)))
     return best
+
+
+def render_as(
+    value: Any,
+    format_name: str,
+    *,
+    operation: str | None = None,
+    query: str | None = None,
+    now: dt.datetime | None = None,
+) -> str:
+    """``value`` in the named format (one of ``FORMATS``), asked for by name, so summaries are allowed.
+
+    Raises :class:`NotRepresentable` with the reason when the value does not fit the format
+    (a nested value as a table), and ``ValueError`` for a format name that does not exist.
+    """
+    if format_name == "json":
+        return compact_json(value)
+    builders = dict(_CANDIDATES)
+    if format_name not in builders:
+        raise ValueError(f"unknown format {format_name!r}; use one of {', '.join(FORMATS)}")
+    return _printable(builders[format_name](_Request(value, operation, query, now, False)))
+
+
+def render_named(
+    value: Any,
+    format_name: str,
+    *,
+    operation: str | None = None,
+    exact: bool = True,
+    failure_log: Path | None = None,
+) -> str:
+    """``auto``: :func:`render_auto`'s text (never raises); any other name: :func:`render_as`,
+    which raises :class:`NotRepresentable` when the value does not fit that format."""
+    if format_name == "auto":
+        return render_auto(value, operation=operation, exact=exact, failure_log=failure_log).text
+    return render_as(value, format_name, operation=operation)
+
+
+def _printable(text: str) -> str:
+    """``text`` if it can be written as UTF-8; a lone surrogate in it (from a non-UTF-8 key or value)
+    would reach the reader as something else, so only JSON, which escapes it, can show that value."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        raise NotRepresentable("the value holds a lone surrogate, which only JSON's escapes can show") from None
+    return text
 
 
 def render_auto_text(value: Any, **options: Any) -> str:

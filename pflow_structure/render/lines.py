@@ -256,7 +256,7 @@ def format_mutation(value: Any, context: LineContext) -> str:
     kind, action = _MUTATIONS.get(context.operation, ("", ""))
     kind = _text(item.get("kind") or kind or _label(context.operation.split("_", 1)[-1]) or "Item")
     action = _text(item.get("action") or action or "done")
-    failed = item.get("success") is False or "error" in item
+    failed = item.get("success") is False or item.get("error") not in (None, "", False)
     line = f"{'✗' if failed else '✓'} {kind} {'not ' if failed else ''}{action}"
     name = _first(item, NAME_KEYS)
     if name is not None:

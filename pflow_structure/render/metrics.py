@@ -20,6 +20,7 @@ import time
 from collections.abc import Callable, Sequence
 from typing import Any, NamedTuple
 
+from pflow_structure.jsontext import format_json
 from pflow_structure.render.auto import compact_json
 from pflow_structure.render.tokens import ENCODING, count_tokens, method
 
@@ -81,10 +82,18 @@ def savings_percent(before: int, after: int) -> float:
     return round(100 - after / before * 100, 1) if before else 0.0
 
 
+def _pretty_json(value: Any) -> str:
+    """Pretty JSON encoded as the compact baseline is (bytes as base64); repr for what JSON cannot hold."""
+    try:
+        return format_json(value)
+    except (TypeError, ValueError, RecursionError):
+        return json.dumps(value, ensure_ascii=False, indent=2, default=repr)
+
+
 def measure_format(value: Any, text: str, *, format_name: str = "", operation: str = "") -> FormatMetrics:
     """``text`` (a rendering of ``value``) against the pretty and compact JSON of ``value``."""
     output = measure_text(text)
-    pretty = measure_text(json.dumps(value, ensure_ascii=False, indent=2, default=repr))
+    pretty = measure_text(_pretty_json(value))
     compact = measure_text(compact_json(value))
     against_compact = savings_percent(compact.best_tokens, output.best_tokens)
     return FormatMetrics(

@@ -82,7 +82,7 @@ def _needs_quotes(text: str, special: frozenset[str]) -> bool:
 def cell_text(value: Any, special: frozenset[str] = _TOON_SPECIAL) -> str:
     """One cell: primitives as JSON literals, strings bare unless they need quotes."""
     if isinstance(value, str):
-        return json.dumps(value, ensure_ascii=False) if _needs_quotes(value, special) else value
+        return _quote(value) if _needs_quotes(value, special) else _checked(value)
     if value is None or isinstance(value, bool):
         return json.dumps(value)
     if isinstance(value, int):
@@ -151,7 +151,21 @@ def render_toon(value: Any) -> str:
 
 
 def _key_text(key: str) -> str:
-    return key if _PLAIN_KEY.fullmatch(key) else json.dumps(key, ensure_ascii=False)
+    return key if _PLAIN_KEY.fullmatch(key) else _quote(key)
+
+
+def _quote(text: str) -> str:
+    """A quoted string with only the escapes TOON allows (backslash, quote, newline, return, tab)."""
+    return json.dumps(_checked(text), ensure_ascii=False)
+
+
+def _checked(text: str) -> str:
+    if _UNQUOTABLE.search(text):
+        raise NotRepresentable("a string with a control character or a lone surrogate has no TOON or table form")
+    return text
+
+
+_UNQUOTABLE = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ud800-\udfff]")
 
 
 _QUOTED = r'"(?:[^"\\]|\\.)*"'
