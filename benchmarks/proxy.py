@@ -359,12 +359,17 @@ def _stable(result: dict[str, Any], workdir: Path) -> dict[str, Any]:
 
 
 def _kind(direct: dict[str, Any], proxied: dict[str, Any]) -> str:
-    """What the proxy made of the result: cached (a structure), compacted, or passed (unchanged)."""
+    """What the proxy made of the result: cached (a structure), compacted (JSON), formatted, or passed."""
     structured = proxied.get("structuredContent")
     if isinstance(structured, dict) and "execution_id" in structured and "structure" in structured:
         return "cached"
     if proxied.get("content") == direct.get("content"):
         return "passed"
+    texts = [block.get("text", "") for block in proxied.get("content", [])]
+    try:
+        [json.loads(text) for text in texts]
+    except ValueError:
+        return "formatted"
     return "compacted"
 
 

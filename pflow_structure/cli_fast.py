@@ -4,7 +4,7 @@ Agents call ``read-fields`` far more often than anything else, and importing cli
 about as much as the rest of the command (40-70 ms here). This module reads the plain forms
 of that one command itself::
 
-    pflow-structure [--cache-dir DIR] read-fields ID [PATH...] [--json] [--limit N] [--offset N]
+    pflow-structure [--cache-dir DIR] read-fields ID [PATH...] [--json] [--limit N] [--offset N] [--format F]
 
 and hands everything else (help, any other command, anything unusual such as ``--``, a
 bad number or an unknown option) to the click CLI in :mod:`pflow_structure.cli`, which owns
@@ -25,6 +25,8 @@ __all__ = ["ReadFieldsArgs", "format_json", "main", "read_fields_output", "safe_
 
 _NUMBER = re.compile(r"[0-9]+")
 TEXT_MAX_ITEMS = 20
+# read-fields --format: text (path: JSON lines), json (as --json), or a compact format.
+READ_FORMATS = ("text", "json", "auto", "outline", "lines", "table", "toon")
 
 
 class ReadFieldsArgs(NamedTuple):
@@ -36,6 +38,7 @@ class ReadFieldsArgs(NamedTuple):
     limit: int | None = None
     offset: int = 0
     cache_dir: str | None = None
+    format: str = "text"
 
 
 def main() -> None:
@@ -82,19 +85,24 @@ def parse_read_fields(argv: Sequence[str]) -> ReadFieldsArgs | None:
     cache_dir, tokens = _global_options(tokens)
     if tokens[:1] != ["read-fields"]:
         return None
-    options: dict[str, Any] = {"as_json": False, "limit": None, "offset": 0}
+    options: dict[str, Any] = {"as_json": False, "limit": None, "offset": 0, "format": "text"}
     positional: list[str] = []
     rest = tokens[1:]
     while rest:
         token = rest.pop(0)
         if token == "--json":
             options["as_json"] = True
-        elif token.split("=", 1)[0] in ("--limit", "--offset"):
+        elif token.split("=", 1)[0] in ("--limit", "--offset", "--format"):
             name, equals, value = token.partition("=")
             if not equals:
                 if not rest:
                     return None
                 value = rest.pop(0)
+            if name == "--format":
+                if value not in READ_FORMATS:
+                    return None  # click words the usage error
+                options["format"] = value
+                continue
             if len(value) > 18 or not _NUMBER.fullmatch(value):
                 return None  # click words the usage error
             options[name[2:]] = int(value)
@@ -102,8 +110,8 @@ def parse_read_fields(argv: Sequence[str]) -> ReadFieldsArgs | None:
             return None  # --help, --, an unknown option: click's business
         else:
             positional.append(token)
-    if not positional:
-        return None
+    if not positional or (options["as_json"] and options["format"] not in ("text", "json")):
+        return None  # no id, or --json with another --format: click words the usage error
     return ReadFieldsArgs(positional[0], positional[1:], cache_dir=cache_dir, **options)
 
 
@@ -145,16 +153,39 @@ def read_fields_output(args: ReadFieldsArgs) -> tuple[str, list[str]]:
     readout = read_fields_detailed(
         args.execution_id, args.paths, limit=args.limit, offset=args.offset, settings=settings
     )
-    if args.as_json:
+    if args.as_json or args.format == "json":
         return format_json(readout.values), [f"note: {reason}" for reason in readout.errors.values()]
     from pflow_structure.render.fields_text import render_fields_text
 
+    notes: list[str] = []
+    render = None if args.format == "text" else _value_renderer(args.format, settings.failure_log, notes)
     # An explicit --limit is shown in full; without one, text shows the first 20 items.
     max_items = None if args.limit is not None else TEXT_MAX_ITEMS
     text = render_fields_text(
-        readout.values, readout.errors, readout.totals, offset=args.offset, max_items=max_items, missing=readout.missing
+        readout.values,
+        readout.errors,
+        readout.totals,
+        offset=args.offset,
+        max_items=max_items,
+        missing=readout.missing,
+        render=render,
     )
-    return text, []
+    return text, notes
+
+
+def _value_renderer(format_name: str, failure_log: Any, notes: list[str]) -> Any:
+    """value -> text in ``format_name``; a value that does not fit is shown as JSON, with a note."""
+    from pflow_structure.errors import NotRepresentable
+    from pflow_structure.render.auto import render_named
+
+    def render(value: Any) -> str:
+        try:
+            return render_named(value, format_name, operation="read-fields", failure_log=failure_log)
+        except NotRepresentable as exc:
+            notes.append(f"note: a value cannot be shown as {format_name} ({exc}); shown as JSON")
+            return format_json(value, compact=True)
+
+    return render
 
 
 def safe_text(text: str) -> str:

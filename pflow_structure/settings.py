@@ -8,6 +8,8 @@ variable                            meaning                                  def
 ``PFLOW_STRUCTURE_MAX_CACHE_SIZE``  cache size cap (bytes, or 500MB, 2GB)      1GB
 ``PFLOW_STRUCTURE_MAX_PATHS``       most paths listed in one structure        500
 ``PFLOW_STRUCTURE_FAILURE_LOG``     failure log, JSON lines (failure_log.py)  ~/.pflow/logs/...
+``PFLOW_STRUCTURE_WORKFLOWS_DIR``   saved workflows, one ``{name}.json`` each  ~/.pflow/workflows
+``PFLOW_STRUCTURE_PFLOW_REGISTRY``  pflow's node registry (read only)         ~/.pflow/registry.json
 ==================================  =======================================  ==============
 """
 
@@ -30,13 +32,24 @@ ENV_TTL_HOURS = "PFLOW_STRUCTURE_TTL_HOURS"
 ENV_MAX_CACHE_SIZE = "PFLOW_STRUCTURE_MAX_CACHE_SIZE"
 ENV_MAX_PATHS = "PFLOW_STRUCTURE_MAX_PATHS"
 ENV_FAILURE_LOG = "PFLOW_STRUCTURE_FAILURE_LOG"
+ENV_WORKFLOWS_DIR = "PFLOW_STRUCTURE_WORKFLOWS_DIR"
+ENV_PFLOW_REGISTRY = "PFLOW_STRUCTURE_PFLOW_REGISTRY"
 ENV_FILTER = "PFLOW_STRUCTURE_FILTER"
 ENV_FILTER_THRESHOLD = "PFLOW_STRUCTURE_FILTER_THRESHOLD"
 ENV_FILTER_TARGET = "PFLOW_STRUCTURE_FILTER_TARGET"
 ENV_FILTER_MODEL = "PFLOW_STRUCTURE_FILTER_MODEL"
 ENV_FILTER_TIMEOUT = "PFLOW_STRUCTURE_FILTER_TIMEOUT"
 ENV_FILTER_API_BASE = "PFLOW_STRUCTURE_FILTER_API_BASE"
-_FIELDS = ("cache_dir", "ttl_hours", "max_cache_bytes", "max_paths", "failure_log", "filtering")
+_FIELDS = (
+    "cache_dir",
+    "ttl_hours",
+    "max_cache_bytes",
+    "max_paths",
+    "failure_log",
+    "filtering",
+    "workflows_dir",
+    "pflow_registry",
+)
 _UNITS = {"": 1, "b": 1, "kb": 1024, "mb": 1024**2, "gb": 1024**3, "tb": 1024**4}
 
 
@@ -47,7 +60,16 @@ class Settings:
     tenth of ``read-fields``' start-up.
     """
 
-    __slots__ = ("cache_dir", "failure_log", "filtering", "max_cache_bytes", "max_paths", "ttl_hours")
+    __slots__ = (
+        "cache_dir",
+        "failure_log",
+        "filtering",
+        "max_cache_bytes",
+        "max_paths",
+        "pflow_registry",
+        "ttl_hours",
+        "workflows_dir",
+    )
 
     def __init__(
         self,
@@ -57,6 +79,8 @@ class Settings:
         max_paths: int = DEFAULT_MAX_PATHS,
         failure_log: Path | None = None,
         filtering: FilterOptions | None = None,
+        workflows_dir: Path | None = None,
+        pflow_registry: Path | None = None,
     ) -> None:
         self.cache_dir = Path(cache_dir) if cache_dir is not None else default_cache_dir()
         self.ttl_hours = ttl_hours
@@ -64,9 +88,20 @@ class Settings:
         self.max_paths = max_paths
         self.failure_log = Path(failure_log) if failure_log is not None else default_failure_log()
         self.filtering = filtering if filtering is not None else FilterOptions()
+        self.workflows_dir = Path(workflows_dir) if workflows_dir is not None else default_workflows_dir()
+        self.pflow_registry = Path(pflow_registry) if pflow_registry is not None else default_pflow_registry()
 
-    def _fields(self) -> tuple[Path, float, int, int, Path, FilterOptions]:
-        return (self.cache_dir, self.ttl_hours, self.max_cache_bytes, self.max_paths, self.failure_log, self.filtering)
+    def _fields(self) -> tuple[Path, float, int, int, Path, FilterOptions, Path, Path]:
+        return (
+            self.cache_dir,
+            self.ttl_hours,
+            self.max_cache_bytes,
+            self.max_paths,
+            self.failure_log,
+            self.filtering,
+            self.workflows_dir,
+            self.pflow_registry,
+        )
 
     def filter_options(self) -> FilterOptions:
         """The filter options, with the decision cache beside the execution cache unless set."""
@@ -92,7 +127,8 @@ class Settings:
         return (
             f"Settings(cache_dir={self.cache_dir!r}, ttl_hours={self.ttl_hours!r}, "
             f"max_cache_bytes={self.max_cache_bytes!r}, max_paths={self.max_paths!r}, "
-            f"failure_log={self.failure_log!r}, filtering={self.filtering!r})"
+            f"failure_log={self.failure_log!r}, filtering={self.filtering!r}, "
+            f"workflows_dir={self.workflows_dir!r}, pflow_registry={self.pflow_registry!r})"
         )
 
     @classmethod
@@ -110,6 +146,8 @@ class Settings:
             max_paths=_whole_number(env, ENV_MAX_PATHS, base.max_paths),
             failure_log=Path(env[ENV_FAILURE_LOG]).expanduser() if env.get(ENV_FAILURE_LOG) else base.failure_log,
             filtering=_filter_options(env),
+            workflows_dir=_path(env, ENV_WORKFLOWS_DIR, base.workflows_dir),
+            pflow_registry=_path(env, ENV_PFLOW_REGISTRY, base.pflow_registry),
         )
 
     def cache(self) -> ExecutionCache:
@@ -136,6 +174,21 @@ def _filter_options(env: Mapping[str, str]) -> FilterOptions:
 def default_failure_log() -> Path:
     """``~/.pflow/logs/pflow-structure-failures.jsonl``: beside pflow's own data."""
     return Path.home() / ".pflow" / "logs" / "pflow-structure-failures.jsonl"
+
+
+def default_workflows_dir() -> Path:
+    """``~/.pflow/workflows``: where pflow keeps saved workflows."""
+    return Path.home() / ".pflow" / "workflows"
+
+
+def default_pflow_registry() -> Path:
+    """``~/.pflow/registry.json``: pflow's node registry; a missing file means no pflow nodes."""
+    return Path.home() / ".pflow" / "registry.json"
+
+
+def _path(env: Mapping[str, str], name: str, default: Path) -> Path:
+    text = env.get(name)
+    return Path(text).expanduser() if text else default
 
 
 def _number(env: Mapping[str, str], name: str, default: float) -> float:

@@ -25,6 +25,9 @@ def isolated_cache(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest
     cache_dir = base / "node-executions"
     monkeypatch.setenv("PFLOW_STRUCTURE_CACHE_DIR", str(cache_dir))
     monkeypatch.setenv("PFLOW_STRUCTURE_FAILURE_LOG", str(base / "logs" / "failures.jsonl"))
+    # saved workflows and pflow's registry: never the developer's ~/.pflow (the registry file does not exist)
+    monkeypatch.setenv("PFLOW_STRUCTURE_WORKFLOWS_DIR", str(base / "workflows"))
+    monkeypatch.setenv("PFLOW_STRUCTURE_PFLOW_REGISTRY", str(base / "pflow" / "registry.json"))
     monkeypatch.setenv("TMPDIR", str(base / "tmp"))
     (base / "tmp").mkdir()
     import tempfile

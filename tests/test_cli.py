@@ -81,14 +81,14 @@ def walk_commands(command: click.Command, prefix: tuple[str, ...] = ()) -> Itera
             yield from walk_commands(sub, (*prefix, name))
 
 
-def python_m(*args: str) -> subprocess.CompletedProcess[str]:
+def python_m(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
         [sys.executable, "-m", "pflow_structure", *args],
         cwd=REPO,
         capture_output=True,
         text=True,
         encoding="utf-8",
-        env={**os.environ, "PYTHONIOENCODING": "utf-8"},
+        env={**os.environ, "PYTHONIOENCODING": "utf-8", **(env or {})},
         timeout=120,
     )
 

@@ -35,6 +35,10 @@ def _cases(execution_id: str, cache_dir: str) -> list[list[str]]:
         ["read-fields", EXAMPLE_ID, "result"],
         ["--cache-dir", cache_dir, "read-fields", execution_id, "result[0].number"],
         [f"--cache-dir={cache_dir}", "read-fields", execution_id, "result[1].number"],
+        ["read-fields", execution_id, "result[*].labels[0]", "--limit", "40", "--format", "auto"],
+        ["read-fields", execution_id, "result[0].labels", "result[0].title", "--format=toon"],
+        ["read-fields", execution_id, "result[0].user", "--format", "table"],
+        ["read-fields", execution_id, "result[0].title", "--format", "json"],
         ["--cache-dir", cache_dir + "-elsewhere", "read-fields", execution_id, "result[1].number"],
     ]
 
@@ -66,6 +70,8 @@ def test_the_fast_path_prints_what_click_prints(capsys: pytest.CaptureFixture[st
         ["read-fields", EXAMPLE_ID, "--", "x"],
         ["read-fields", EXAMPLE_ID, "x", "--bogus"],
         ["read-fields", EXAMPLE_ID, "x", "--json=yes"],
+        ["read-fields", EXAMPLE_ID, "x", "--format", "yaml"],
+        ["read-fields", EXAMPLE_ID, "x", "--format"],
         ["--cache-dir"],
         ["--cache-dir", "d"],
         ["--verbose", "read-fields", EXAMPLE_ID, "x"],
@@ -81,6 +87,9 @@ def test_plain_forms_are_parsed() -> None:
     argv = ["--cache-dir=/c", "read-fields", EXAMPLE_ID, "a", "--json", "b", "--limit=5", "--offset", "2", "-"]
     assert parse_read_fields(argv) == ReadFieldsArgs(
         EXAMPLE_ID, ["a", "b", "-"], as_json=True, limit=5, offset=2, cache_dir="/c"
+    )
+    assert parse_read_fields(["read-fields", EXAMPLE_ID, "a", "--format", "toon"]) == ReadFieldsArgs(
+        EXAMPLE_ID, ["a"], format="toon"
     )
 
 

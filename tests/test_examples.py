@@ -24,6 +24,7 @@ def _run(script: str) -> subprocess.CompletedProcess[str]:
         ("run.sh", "  result list, 100 items\n    [0].number int\n"),
         ("read_fields.sh", 'result[0].title: "Different results from Betamax vs Requests"\n'),
         ("nodes.sh", "read-json  Read a JSON or JSON Lines file into the shared store.\n"),
+        ("discovery.sh", "## Selected Nodes\n\n### read-json\nRead a JSON or JSON Lines file into the shared store.\n"),
         ("cache.sh", "entries: 1\n"),
         ("shell_node.sh", '    .versions dict, 25 keys: "0.1.0", "0.1.1", '),
         ("python_api.py", "result: {'type': 'list', 'length': 100}\n"),

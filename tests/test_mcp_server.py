@@ -5,9 +5,11 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import shutil
 import subprocess
 import sys
 from collections.abc import Awaitable, Callable
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -15,6 +17,7 @@ import pytest
 from tests.conftest import EXAMPLES_DATA
 
 ISSUES = str(EXAMPLES_DATA / "github_issues.json")
+DISCOVERY_DATA = Path(__file__).resolve().parent / "data" / "discovery"
 
 
 def _in_session(work: Callable[[Any], Awaitable[Any]]) -> Any:
@@ -47,12 +50,12 @@ def _call(name: str, arguments: dict[str, Any]) -> dict[str, Any]:
     return result
 
 
-def test_the_server_lists_three_tools_each_with_a_description_on_every_parameter() -> None:
+def test_the_server_lists_four_tools_each_with_a_description_on_every_parameter() -> None:
     async def work(client: Any) -> Any:
         return (await client.list_tools()).tools
 
     tools = {tool["name"]: tool for tool in (_plain(t) for t in _in_session(work))}
-    assert sorted(tools) == ["list_nodes", "read_fields", "registry_run"]
+    assert sorted(tools) == ["describe_nodes", "list_nodes", "read_fields", "registry_run"]
     for tool in tools.values():
         assert tool["description"].strip()
         for name, schema in tool["inputSchema"].get("properties", {}).items():
@@ -97,6 +100,139 @@ def test_list_nodes_names_the_built_in_nodes() -> None:
     result = _call("list_nodes", {})
     names = [node["name"] for node in result["structuredContent"]["nodes"]]
     assert {"read-json", "shell", "http"} <= set(names)
+
+
+# -- two-phase discovery: list_nodes, then describe_nodes ---------------------------------------
+
+BUILTIN_DISCOVERY = (
+    "## Available Nodes\n\n"
+    "- http: Send an HTTP request and capture the response.\n"
+    "- read-json: Read a JSON or JSON Lines file into the shared store.\n"
+    "- shell: Run a shell command and capture its output."
+)
+READ_JSON_PLANNING = (
+    "## Selected Nodes\n\n### read-json\nRead a JSON or JSON Lines file into the shared store.\n\n"
+    "**Inputs**: none\n**Outputs**:\n- `result: any` - The parsed JSON value; a list of values for JSON Lines\n"
+    "**Parameters**:\n- `path: str` - File to read (.json, or .jsonl/.ndjson for JSON Lines)\n"
+    "- `encoding: str` - Text encoding of the file (optional, default: utf-8)\n**Actions**: default"
+)
+
+
+def _calls(*calls: tuple[str, dict[str, Any]]) -> list[dict[str, Any]]:
+    """Several tool calls in one server session, in order."""
+
+    async def work(client: Any) -> Any:
+        return [_plain(await client.call_tool(name, arguments)) for name, arguments in calls]
+
+    results: list[dict[str, Any]] = _in_session(work)
+    return results
+
+
+def _text(result: dict[str, Any]) -> str:
+    (text,) = [block["text"] for block in result["content"]]
+    return str(text)
+
+
+@pytest.fixture
+def pflow_nodes_and_workflows(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A fake pflow registry.json and two saved workflows, in the environment the server inherits."""
+    workflows = tmp_path / "workflows"
+    shutil.copytree(DISCOVERY_DATA / "workflows", workflows)
+    monkeypatch.setenv("PFLOW_STRUCTURE_PFLOW_REGISTRY", str(DISCOVERY_DATA / "registry.json"))
+    monkeypatch.setenv("PFLOW_STRUCTURE_WORKFLOWS_DIR", str(workflows))
+    return workflows
+
+
+def test_list_nodes_returns_the_discovery_context_as_text() -> None:
+    (result,) = _calls(("list_nodes", {}))
+    assert result["isError"] is False
+    assert _text(result) == BUILTIN_DISCOVERY
+    structured = result["structuredContent"]
+    assert structured["context"] == BUILTIN_DISCOVERY
+    assert (structured["node_count"], structured["workflow_count"], structured["warnings"]) == (3, 0, [])
+    assert structured["nodes"][1] == {
+        "name": "read-json",
+        "description": "Read a JSON or JSON Lines file into the shared store.",
+        "source": "builtin",
+    }
+
+
+def test_list_nodes_adds_pflow_nodes_and_saved_workflows(pflow_nodes_and_workflows: Path) -> None:
+    (result,) = _calls(("list_nodes", {}))
+    text = _text(result)
+    assert "- code: Execute Python code with typed inputs and result capture.\n" in text
+    assert text.endswith(
+        "## Available Workflows\n\n"
+        "- issue-report: Fetches one issue and writes a Markdown report of it.\n"
+        "- triage-issues: Lists open issues and summarises each in one line with Python."
+    )
+    structured = result["structuredContent"]
+    assert (structured["node_count"], structured["workflow_count"]) == (9, 2)
+    assert {
+        "name": "code",
+        "description": "Execute Python code with typed inputs and result capture.",
+        "source": "pflow",
+    } in structured["nodes"]
+
+
+def test_list_nodes_reports_an_unreadable_pflow_registry_as_a_warning(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    broken = tmp_path / "registry.json"
+    broken.write_text("{not json", encoding="utf-8")
+    monkeypatch.setenv("PFLOW_STRUCTURE_PFLOW_REGISTRY", str(broken))
+    (result,) = _calls(("list_nodes", {}))
+    warning = (
+        f"pflow registry {broken} is not valid JSON (Expecting property name enclosed in double quotes: "
+        "line 1 column 2 (char 1)); run `pflow registry list` to rebuild it."
+    )
+    assert result["isError"] is False
+    assert result["structuredContent"]["warnings"] == [warning]
+    assert _text(result) == f"{BUILTIN_DISCOVERY}\n\nWarnings:\n- {warning}"
+
+
+def test_describe_nodes_returns_the_planning_context_of_the_chosen_nodes() -> None:
+    (result,) = _calls(("describe_nodes", {"node_ids": ["read-json"]}))
+    assert result["isError"] is False
+    assert _text(result) == READ_JSON_PLANNING
+    assert result["structuredContent"] == {
+        "context": READ_JSON_PLANNING,
+        "nodes": ["read-json"],
+        "workflows": [],
+        "warnings": [],
+    }
+
+
+def test_describe_nodes_describes_pflow_nodes_and_saved_workflows(pflow_nodes_and_workflows: Path) -> None:
+    (result,) = _calls(("describe_nodes", {"node_ids": ["github-list-issues"], "workflow_names": ["issue-report"]}))
+    text = _text(result)
+    assert result["isError"] is False
+    assert text.startswith("## Selected Nodes\n\n### github-list-issues\nList GitHub repository issues.\n")
+    assert "## Selected Workflows\n\n### issue-report (workflow)\n" in text
+    assert "**Nodes**: github-get-issue, code, write-file\n" in text
+
+
+def test_describe_nodes_with_an_unknown_name_is_an_error_with_close_matches() -> None:
+    (result,) = _calls(("describe_nodes", {"node_ids": ["read_json", "shel"], "workflow_names": ["nope"]}))
+    assert result["isError"] is True
+    assert _text(result) == (
+        "Error: Missing components detected:\n"
+        "- Unknown nodes: read_json (did you mean read-json?), shel (did you mean shell?)\n"
+        "  (Check spelling, use hyphens not underscores)\n"
+        "- Unknown workflows: nope\n"
+        "Choose again from the names in the discovery context."
+    )
+    structured = result["structuredContent"]
+    assert structured["suggestions"] == {"read_json": ["read-json"], "shel": ["shell"], "nope": []}
+    assert (structured["missing_nodes"], structured["missing_workflows"]) == (["read_json", "shel"], ["nope"])
+
+
+def test_two_phases_in_one_session_list_then_describe_two_nodes() -> None:
+    listed, described = _calls(("list_nodes", {}), ("describe_nodes", {"node_ids": ["read-json", "shell"]}))
+    names = [node["name"] for node in listed["structuredContent"]["nodes"]]
+    assert names == ["http", "read-json", "shell"]
+    text = _text(described)
+    assert text.startswith(READ_JSON_PLANNING + "\n\n### shell\nRun a shell command and capture its output.\n")
 
 
 @pytest.mark.parametrize(

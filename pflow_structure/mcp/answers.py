@@ -7,6 +7,9 @@ A result is the JSON form of a ``CallToolResult`` (``content``, ``structuredCont
   fits the budget, or anything we could not handle);
 - ``compacted``: small enough to show (at most ``budget`` tokens), with its JSON text
   re-encoded compactly because that is smaller;
+- ``formatted``: the same, in a compact format (a TOON table for a list of flat records, an
+  outline for a tree of records) chosen by ``render`` because it is smaller still and reads
+  back as the very same value;
 - ``cached``: larger than the budget; the value is stored in the execution cache and the
   answer is the execution id, the structure and a one-line hint on reading fields.
 
@@ -26,6 +29,8 @@ DEFAULT_BUDGET = 1000
 
 TokenCounter = Callable[[str], int]
 Store = Callable[[str, dict[str, Any], Any], dict[str, Any]]
+# value -> (text, format name): render_auto, which returns compact JSON when nothing beats it.
+Renderer = Callable[[Any], tuple[str, str]]
 
 
 class MalformedJSONError(ValueError):
@@ -36,14 +41,14 @@ class Shaped(NamedTuple):
     """The answer for the agent, how it was made, and the token counts before and after."""
 
     result: dict[str, Any]
-    kind: str  # "passed", "compacted" or "cached"
+    kind: str  # "passed", "compacted", "formatted" or "cached"
     tokens_in: int
     tokens_out: int
 
 
 def _compact(value: Any) -> str:
     """Compact JSON as ``read-fields --json`` writes it (a lone surrogate escaped, so it stays UTF-8)."""
-    from pflow_structure.cli_fast import format_json
+    from pflow_structure.jsontext import format_json
 
     return format_json(value, compact=True)
 
@@ -173,6 +178,24 @@ def _plain_note(result: dict[str, Any], count: TokenCounter, budget: int) -> str
     return str(text)
 
 
+def _formatted(
+    compact: dict[str, Any], value: Any, render: Renderer | None, count: TokenCounter
+) -> tuple[dict[str, Any], int] | None:
+    """``compact`` with its text in a smaller format, and its visible tokens; None when there is none.
+
+    Only for text that our JSON writes back character for character: a number written 19.90
+    or an escape the server chose would otherwise change on the way to the agent.
+    """
+    block = compact["content"][0]
+    if render is None or _compact(value) != block["text"]:
+        return None
+    text, name = render(value)
+    if name == "json":
+        return None
+    shaped = {**compact, "content": [{**block, "text": text}]}
+    return shaped, visible_tokens(shaped, count)
+
+
 def _example_path(structure: dict[str, Any]) -> str:
     """A leaf path to show in the hint: the first string field, else the first path."""
     for path, info in structure.items():
@@ -190,6 +213,7 @@ def shape_result(
     count: TokenCounter,
     store: Store,
     read_tool: str = "read_fields",
+    render: Renderer | None = None,
 ) -> Shaped:
     """The answer the agent gets for one downstream result (see the module docstring).
 
@@ -212,6 +236,9 @@ def shape_result(
             return Shaped(result, "passed", tokens_in, tokens_in)
         compact = {**result, "content": [{**result["content"][0], "text": strip_whitespace(texts[0].strip())}]}
         tokens_out = visible_tokens(compact, count)
+        formatted = _formatted(compact, value, render, count)
+        if formatted is not None and formatted[1] < min(tokens_out, tokens_in):
+            return Shaped(formatted[0], "formatted", tokens_in, formatted[1])
         if tokens_out < tokens_in:
             return Shaped(compact, "compacted", tokens_in, tokens_out)
         return Shaped(result, "passed", tokens_in, tokens_in)

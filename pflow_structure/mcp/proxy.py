@@ -347,8 +347,21 @@ class Proxy:
             # Exact up to a few megabytes (about 8 MB/s); beyond that only "over the budget" matters.
             return count_tokens(text) if len(text) <= EXACT_COUNT_CHARS else (len(text) + 3) // 4
 
+        def render(value: Any) -> tuple[str, str]:
+            from pflow_structure.render.auto import render_auto
+
+            rendered = render_auto(value, operation=tool, failure_log=self.settings.failure_log)
+            return rendered.text, rendered.format
+
         return shape_result(
-            tool, arguments, result, budget=self.budget, count=count, store=store, read_tool=self.read_tool
+            tool,
+            arguments,
+            result,
+            budget=self.budget,
+            count=count,
+            store=store,
+            read_tool=self.read_tool,
+            render=render,
         )
 
     async def _read_fields(self, arguments: dict[str, Any]) -> Any:

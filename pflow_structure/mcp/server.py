@@ -18,10 +18,11 @@ from typing import Annotated, Any
 from pflow_structure.settings import Settings
 
 INSTRUCTIONS = (
-    "Structure first, values on demand. Call registry_run to run a node: you get an execution_id and the "
-    "structure of its output (template paths such as result[0].title with types, counts and lengths), never "
-    "the values. Then call read_fields with the execution_id and only the paths you need. list_nodes shows "
-    "what can be run."
+    "Structure first, values on demand. Find what to run in two phases: list_nodes gives every node and saved "
+    "workflow with one line each; then describe_nodes with the few you chose gives their full interfaces "
+    "(inputs, outputs with their nested structure, parameters). Call registry_run to run a node: you get an "
+    "execution_id and the structure of its output (template paths such as result[0].title with types, counts "
+    "and lengths), never the values. Then call read_fields with the execution_id and only the paths you need."
 )
 
 
@@ -80,30 +81,73 @@ def build_server(settings: Settings | None = None, *, host: str = "127.0.0.1") -
         return answer
 
     async def list_nodes() -> CallToolResult:
-        """List the nodes registry_run can run: name and one line each."""
-        from pflow_structure.service import list_nodes as listing
+        """List the nodes and saved workflows: name and one line each (phase 1).
 
-        answer: CallToolResult = await answer_from(
-            lambda: {"nodes": [{"name": n["name"], "description": n["description"]} for n in listing()]}
+        Pick the few you need, then call describe_nodes for their full interfaces. registry_run runs
+        the nodes whose source is not "pflow"; pflow's nodes are listed for pflow workflows.
+        """
+        from pflow_structure.service_discovery import discover
+
+        answer: CallToolResult = await answer_with_context(lambda: discover(settings or Settings.from_env()))
+        return answer
+
+    async def describe_nodes(
+        node_ids: Annotated[
+            list[str], Field(description="Node names from list_nodes, e.g. ['read-json', 'shell']; may be [].")
+        ],
+        workflow_names: Annotated[
+            list[str] | None, Field(description="Saved workflow names from list_nodes, e.g. ['fix-github-issue'].")
+        ] = None,
+    ) -> CallToolResult:
+        """Full interfaces of the chosen nodes and workflows (phase 2): inputs, outputs with their nested
+        structure, parameters and actions. An unknown name is an error listing close matches."""
+        from pflow_structure.service_discovery import describe
+
+        answer: CallToolResult = await answer_with_context(
+            lambda: describe(settings or Settings.from_env(), list(node_ids), list(workflow_names or []))
         )
         return answer
 
-    for tool in (registry_run, read_fields, list_nodes):
+    for tool in (registry_run, read_fields, list_nodes, describe_nodes):
         server.tool(name=tool.__name__, description=tool.__doc__)(tool)
     return server
 
 
 async def answer_from(call: Callable[[], Any]) -> Any:
     """Run a service call off the event loop; our errors become isError results with the CLI's words."""
+    from pflow_structure.mcp.compat import tool_result
+
+    failed, value = await _run_service(call)
+    if failed is not None:
+        return failed
+    text = compact_json(value)
+    return tool_result(json.loads(text), text)  # structuredContent from the same JSON: bytes as base64
+
+
+async def answer_with_context(call: Callable[[], dict[str, Any]]) -> Any:
+    """Like :func:`answer_from`, but the text block is the markdown ``context`` (plus any warnings), and a
+    dict with an ``error`` (unknown names, with suggestions) comes back as isError."""
+    from pflow_structure.mcp.compat import tool_result
+
+    failed, value = await _run_service(call)
+    if failed is not None:
+        return failed
+    structured = json.loads(compact_json(value))
+    if "error" in structured:
+        return tool_result(structured, f"Error: {structured['error'].rstrip()}", is_error=True)
+    warnings = "".join(f"\n- {warning}" for warning in structured.get("warnings") or [])
+    return tool_result(structured, structured["context"] + (f"\n\nWarnings:{warnings}" if warnings else ""))
+
+
+async def _run_service(call: Callable[[], Any]) -> tuple[Any, Any]:
+    """``(None, value)``, or ``(error result, None)`` when the call raised one of our errors."""
     from pflow_structure.errors import StructureError
     from pflow_structure.mcp.compat import tool_result
 
     try:
-        value = await asyncio.to_thread(_quietly, call)
+        return None, await asyncio.to_thread(_quietly, call)
     except StructureError as exc:
-        return tool_result(None, f"Error: {exc}", is_error=True)
-    text = compact_json(value)
-    return tool_result(json.loads(text), text)  # structuredContent from the same JSON: bytes as base64
+        return tool_result(None, f"Error: {exc}", is_error=True), None
 
 
 def _quietly(call: Callable[[], Any]) -> Any:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import base64
 import json
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 
@@ -16,10 +16,15 @@ def render_fields_text(
     offset: int = 0,
     max_items: int | None = 20,
     missing: Mapping[str, int] | None = None,
+    render: Callable[[Any], str] | None = None,
 ) -> str:
     """``result[0].title: "Fix authentication bug"``; a None says why; long lists are paged.
 
     ``missing`` counts the items of a ``[*]`` path that lack the rest of it (shown as null).
+    ``render`` (a compact format, ``read-fields --format``) writes each list or dict value on
+    the lines below its ``path:`` line, indented two spaces so that none can pass for another
+    path's line, instead of as JSON on it. A value holding bytes keeps the JSON line, whose
+    ``<N bytes, base64: ...>`` marker tells bytes from text.
     """
     errors = errors or {}
     totals = totals or {}
@@ -45,13 +50,36 @@ def render_fields_text(
                 note = f"  # items {offset}-{end - 1} of {total}{more}"
             if missing.get(path):
                 note += f"{'; ' if note else '  # '}{missing[path]} of {total} items lack this path (null)"
+            if render is not None and shown and not _has_bytes(shown):
+                lines.append(f"{path}:{note}\n{_indented(render(shown))}")
+                continue
             text = _json(shown)
             if len(shown) < len(value):
                 text = text[:-1] + (", ..." if shown else "...") + "]"
+        elif render is not None and isinstance(value, (list, dict)) and value and not _has_bytes(value):
+            lines.append(f"{path}:\n{_indented(render(value))}")
+            continue
         else:
             text = _json(value)
         lines.append(f"{path}: {text}{note}")
     return "\n".join(lines)
+
+
+def _indented(text: str) -> str:
+    return "\n".join("  " + line if line else line for line in text.split("\n"))
+
+
+def _has_bytes(value: Any) -> bool:
+    stack = [value]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, (bytes, bytearray)):
+            return True
+        if isinstance(item, dict):
+            stack.extend(item.values())
+        elif isinstance(item, list):
+            stack.extend(item)
+    return False
 
 
 def _json(value: Any) -> str:

@@ -1,8 +1,8 @@
 """The ``pflow-structure`` command: a thin layer over :mod:`pflow_structure.service`.
 
-Exit codes: 0 success, 1 failure (message on stderr), 2 usage error. This is the only
-module that imports click; the service is imported inside each command so that
-``read-fields`` starts fast.
+Exit codes: 0 success, 1 failure (message on stderr), 2 usage error. This package is the
+only one that imports click; the service is imported inside each command so that
+``read-fields`` starts fast. Command groups live in their own modules (``cache_commands``).
 """
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 import click
 
 from pflow_structure import __version__
-from pflow_structure.cli_fast import ReadFieldsArgs, format_json, read_fields_output, safe_text
+from pflow_structure.cli_fast import READ_FORMATS, ReadFieldsArgs, format_json, read_fields_output, safe_text
 
 if TYPE_CHECKING:
     from pflow_structure.settings import Settings
@@ -187,10 +187,25 @@ def _typed_value(raw: str) -> Any:
 @click.option("--json", "as_json", is_flag=True, help="Print {path: value} as JSON (what MCP returns).")
 @click.option("--limit", type=click.IntRange(min=0), help="Most items returned per wildcard or JSONPath path.")
 @click.option("--offset", type=click.IntRange(min=0), default=0, show_default=True, help="Items to skip first.")
+@click.option(
+    "--format",
+    "format_name",
+    type=click.Choice(READ_FORMATS),
+    default="text",
+    show_default=True,
+    help="text: path: JSON lines; json: as --json; auto: each list or dict in the smallest format that reads back "
+    "the same (a TOON table for rows); outline, lines, table, toon: that format.",
+)
 @click.pass_context
 @_fails_cleanly
 def read_fields_command(
-    ctx: click.Context, execution_id: str, paths: Sequence[str], as_json: bool, limit: int | None, offset: int
+    ctx: click.Context,
+    execution_id: str,
+    paths: Sequence[str],
+    as_json: bool,
+    limit: int | None,
+    offset: int,
+    format_name: str,
 ) -> None:
     """Print the values at PATH... of a cached execution.
 
@@ -206,30 +221,17 @@ def read_fields_command(
     """
     # The console script reads plain read-fields calls without click (cli_fast); both print
     # through read_fields_output, so the two paths cannot drift apart.
+    if as_json and format_name not in ("text", "json"):
+        raise click.UsageError(f"--json prints JSON; it cannot be combined with --format {format_name}.")
     cache_dir = ctx.find_root().params.get("cache_dir")
-    args = ReadFieldsArgs(execution_id, list(paths), as_json=as_json, limit=limit, offset=offset, cache_dir=cache_dir)
+    args = ReadFieldsArgs(
+        execution_id, list(paths), as_json=as_json, limit=limit, offset=offset, cache_dir=cache_dir, format=format_name
+    )
     stdout, notes = read_fields_output(args)
     if stdout:
         _echo_text(stdout)
     for note in notes:
         click.echo(safe_text(note), err=True)
-
-
-@main.command(context_settings=CONTEXT_SETTINGS)
-@click.option("--json", "as_json", is_flag=True, help="Print a JSON list of {name, description, source}.")
-@_fails_cleanly
-def nodes(as_json: bool) -> None:
-    """List the nodes that `run` can execute, one line each."""
-    from pflow_structure.service import list_nodes
-
-    listing = list_nodes()
-    if as_json:
-        _echo_json(listing)
-        return
-    width = max((len(item["name"]) for item in listing), default=0)
-    for item in listing:
-        source = "" if item["source"] == "builtin" else f"  [{item['source']}]"
-        click.echo(f"{item['name']:<{width}}  {item['description']}{source}")
 
 
 @main.command(context_settings=CONTEXT_SETTINGS)
@@ -249,7 +251,8 @@ def serve(ctx: click.Context, use_http: bool, host: str, port: int, token: str |
     """Serve the registry tools over MCP (stdio, or --http), for agents.
 
     Tools: registry_run (execution id + structure, as `run --json` prints it), read_fields
-    ({path: value}) and list_nodes. Put this in an MCP client's configuration, e.g.
+    ({path: value}), list_nodes (one line per node and saved workflow) and describe_nodes
+    (the full interfaces of the chosen few). Put this in an MCP client's configuration, e.g.
     {"command": "pflow-structure", "args": ["serve"]}; see examples/mcp/.
     """
     from pflow_structure.mcp.server import LOOPBACK, build_server, serve_http
@@ -339,79 +342,8 @@ def pflow_command(ctx: click.Context, pflow_args: Sequence[str]) -> None:
     run_pflow(list(pflow_args), settings=_settings(ctx) if root_cache_dir else None)
 
 
-@main.group(context_settings=CONTEXT_SETTINGS)
-def cache() -> None:
-    """Inspect and clean the execution cache."""
-
-
-@cache.command("list", context_settings=CONTEXT_SETTINGS)
-@click.option("--json", "as_json", is_flag=True, help="Print a JSON list.")
-@click.pass_context
-@_fails_cleanly
-def cache_list(ctx: click.Context, as_json: bool) -> None:
-    """List cached executions, oldest first (id, age, size)."""
-    import time
-
-    store = _settings(ctx).cache()
-    now = time.time()
-    infos = store.scan()
-    rows = [
-        {
-            "execution_id": info.execution_id,
-            "age_hours": round((now - info.created) / 3600, 2),
-            "bytes": info.size,
-            "expired": store.is_expired(info, now),
-            "path": str(info.path),
-        }
-        for info in infos
-    ]
-    if as_json:
-        _echo_json(rows)
-        return
-    if not rows:
-        click.echo(f"No cached executions in {store.directory}")
-    for row in rows:
-        flag = "  expired" if row["expired"] else ""
-        click.echo(f"{row['execution_id']}  {row['age_hours']:>7.2f} h  {row['bytes']:>10} B{flag}")
-
-
-@cache.command("stats", context_settings=CONTEXT_SETTINGS)
-@click.option("--json", "as_json", is_flag=True, help="Print a JSON object.")
-@click.pass_context
-@_fails_cleanly
-def cache_stats(ctx: click.Context, as_json: bool) -> None:
-    """Show the cache directory, entry count, size and limits."""
-    stats = _settings(ctx).cache().stats()
-    if as_json:
-        _echo_json(stats)
-        return
-    for key, value in stats.items():
-        click.echo(f"{key}: {value}")
-
-
-@cache.command("prune", context_settings=CONTEXT_SETTINGS)
-@click.pass_context
-@_fails_cleanly
-def cache_prune(ctx: click.Context) -> None:
-    """Delete expired entries, then the oldest while the cache is over its size cap."""
-    outcome = _settings(ctx).cache().prune()
-    click.echo(
-        f"Removed {outcome['expired']} expired and {outcome['evicted']} over-cap entries; "
-        f"{outcome['remaining']} remain."
-    )
-
-
-@cache.command("clear", context_settings=CONTEXT_SETTINGS)
-@click.option("--yes", is_flag=True, help="Do not ask for confirmation.")
-@click.pass_context
-@_fails_cleanly
-def cache_clear(ctx: click.Context, yes: bool) -> None:
-    """Delete every cached execution."""
-    store = _settings(ctx).cache()
-    if not yes:
-        click.confirm(f"Delete every cached execution in {store.directory}?", abort=True)
-    click.echo(f"Deleted {store.clear()} entries.")
-
+# Command groups in their own modules register themselves on ``main`` when imported.
+from pflow_structure.cli import cache_commands, discovery_commands, format_commands  # noqa: E402, F401
 
 if __name__ == "__main__":  # pragma: no cover
     main()

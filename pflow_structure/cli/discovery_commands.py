@@ -1,0 +1,199 @@
+"""``pflow-structure nodes`` (discovery, then ``--describe`` for planning) and
+``pflow-structure workflows list|show|save|delete`` (the saved-workflow store).
+
+Both call :mod:`pflow_structure.service_discovery`, as the MCP tools ``list_nodes`` and
+``describe_nodes`` do. Warnings (a pflow registry or a workflow file that cannot be read) go
+to stderr; the listing still prints.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Sequence
+from typing import Any
+
+import click
+
+from pflow_structure.cli import CONTEXT_SETTINGS, _echo_json, _echo_text, _fails_cleanly, _settings, main
+
+
+def _warn(warnings: Sequence[str]) -> None:
+    for warning in warnings:
+        click.echo(f"Warning: {warning}", err=True)
+
+
+def _table(rows: Sequence[tuple[str, str]]) -> list[str]:
+    """``name  description`` lines, names padded to one width."""
+    width = max((len(name) for name, _ in rows), default=0)
+    return [f"{name:<{width}}  {text}".rstrip() for name, text in rows]
+
+
+@main.command(context_settings=CONTEXT_SETTINGS)
+@click.option(
+    "--describe",
+    "node_ids",
+    multiple=True,
+    metavar="ID",
+    help="Print the full interface of node ID (the planning context); repeat for more nodes.",
+)
+@click.option(
+    "--workflow",
+    "workflow_names",
+    multiple=True,
+    metavar="NAME",
+    help="Print the full interface of saved workflow NAME (the planning context); repeat for more.",
+)
+@click.option(
+    "--markdown", is_flag=True, help="Print the discovery context as MCP's list_nodes returns it (markdown, 10 KB)."
+)
+@click.option(
+    "--json",
+    "as_json",
+    is_flag=True,
+    help="Print JSON: the nodes as a list of {name, description, source} (saved workflows: `workflows list "
+    "--json`); with --describe or --workflow, the planning result (context, or error and suggestions).",
+)
+@click.pass_context
+@_fails_cleanly
+def nodes(
+    ctx: click.Context, node_ids: Sequence[str], workflow_names: Sequence[str], markdown: bool, as_json: bool
+) -> None:
+    """List the nodes and the saved workflows, one line each.
+
+    This is phase 1 of discovery: pick the few you need, then print their full
+    interfaces (inputs, outputs with their nested structure, parameters, actions):
+
+    \b
+      pflow-structure nodes
+      pflow-structure nodes --describe read-json --describe shell
+      pflow-structure nodes --workflow fix-github-issue
+
+    Nodes come from pflow-structure and, when it exists, pflow's registry
+    [env PFLOW_STRUCTURE_PFLOW_REGISTRY; default ~/.pflow/registry.json], marked [pflow]:
+    those are for pflow workflows, `run` executes the others. Saved workflows come from
+    PFLOW_STRUCTURE_WORKFLOWS_DIR [default ~/.pflow/workflows]. An unknown name exits 1
+    with close matches.
+    """
+    if markdown and as_json:
+        raise click.UsageError("--markdown and --json cannot be combined; choose one.", ctx)
+    if node_ids or workflow_names:
+        _print_planning(ctx, node_ids, workflow_names, as_json)
+        return
+    from pflow_structure.service_discovery import discover
+
+    found = discover(_settings(ctx))
+    _warn(found["warnings"])
+    if as_json:
+        _echo_json(found["nodes"])
+    elif markdown:
+        _echo_text(found["context"])
+    else:
+        _echo_text("\n".join(_discovery_lines(found)))
+
+
+def _discovery_lines(found: dict[str, Any]) -> list[str]:
+    """Nodes (with their source unless built in), then saved workflows; each a padded table."""
+    rows = [
+        (node["name"], node["description"] + ("" if node["source"] == "builtin" else f"  [{node['source']}]"))
+        for node in found["nodes"]
+    ]
+    lines = _table(rows)
+    if found["workflows"]:
+        lines += ["", "Saved workflows:", *_table([(flow["name"], flow["description"]) for flow in found["workflows"]])]
+    return lines
+
+
+def _print_planning(ctx: click.Context, node_ids: Sequence[str], workflow_names: Sequence[str], as_json: bool) -> None:
+    """The planning context; an unknown name exits 1 with the error and its close matches on stderr."""
+    from pflow_structure.service_discovery import describe
+
+    planned = describe(_settings(ctx), node_ids, workflow_names)
+    _warn(planned["warnings"])
+    if as_json:
+        _echo_json(planned)
+    if "error" in planned:
+        click.echo(f"Error: {planned['error'].rstrip()}", err=True)
+        sys.exit(1)
+    if not as_json:
+        _echo_text(planned["context"])
+
+
+@main.group(context_settings=CONTEXT_SETTINGS)
+def workflows() -> None:
+    """List, show, save and delete saved workflows (one NAME.json each).
+
+    The directory is PFLOW_STRUCTURE_WORKFLOWS_DIR [default ~/.pflow/workflows], where pflow
+    keeps its saved workflows. Names are letters, digits, '-' and '_'.
+    """
+
+
+@workflows.command("list", context_settings=CONTEXT_SETTINGS)
+@click.option("--json", "as_json", is_flag=True, help="Print a JSON list of workflows (no IR).")
+@click.pass_context
+@_fails_cleanly
+def workflows_list(ctx: click.Context, as_json: bool) -> None:
+    """List saved workflows: name and description."""
+    from pflow_structure.service_discovery import list_workflows
+
+    listed = list_workflows(_settings(ctx))
+    _warn(listed["warnings"])
+    if as_json:
+        _echo_json(listed["workflows"])
+    elif not listed["workflows"]:
+        click.echo(f"No saved workflows in {listed['directory']}")
+    else:
+        _echo_text("\n".join(_table([(flow["name"], flow["description"]) for flow in listed["workflows"]])))
+
+
+@workflows.command("show", context_settings=CONTEXT_SETTINGS)
+@click.argument("name")
+@click.option("--json", "as_json", is_flag=True, help="Print the stored record (IR included) as JSON.")
+@click.pass_context
+@_fails_cleanly
+def workflows_show(ctx: click.Context, name: str, as_json: bool) -> None:
+    """Show saved workflow NAME: description, inputs, outputs, nodes, version."""
+    from pflow_structure.service_discovery import show_workflow
+
+    shown = show_workflow(_settings(ctx), name)
+    if as_json:
+        _echo_json(shown["workflow"])
+    else:
+        _echo_text(shown["context"])
+
+
+@workflows.command("save", context_settings=CONTEXT_SETTINGS)
+@click.argument("name")
+@click.argument("file", type=click.File("r", encoding="utf-8"))
+@click.option("--description", required=True, help="One line saying what the workflow does (shown by discovery).")
+@click.option("--tag", "tags", multiple=True, metavar="TAG", help="A tag to store with the workflow; repeat for more.")
+@click.pass_context
+@_fails_cleanly
+def workflows_save(ctx: click.Context, name: str, file: Any, description: str, tags: Sequence[str]) -> None:
+    """Save the workflow IR in FILE (JSON; - for stdin) as NAME, replacing one of that name.
+
+    FILE holds a workflow IR ({"nodes": [{"id", "type", ...}], "edges": [...], ...}) or a
+    saved workflow record, whose "ir" is taken.
+    """
+    from pflow_structure.service_discovery import save_workflow_text
+
+    where = "stdin" if file.name == "<stdin>" else file.name
+    saved = save_workflow_text(_settings(ctx), name, file.read(), description, where=where, tags=tags)
+    verb = "Replaced" if saved["replaced"] else "Saved"
+    click.echo(f"{verb} workflow {name!r} in {saved['path']}")
+
+
+@workflows.command("delete", context_settings=CONTEXT_SETTINGS)
+@click.argument("name")
+@click.option("--yes", is_flag=True, help="Do not ask for confirmation.")
+@click.pass_context
+@_fails_cleanly
+def workflows_delete(ctx: click.Context, name: str, yes: bool) -> None:
+    """Delete saved workflow NAME."""
+    from pflow_structure.service_discovery import delete_saved_workflow, saved_workflow_path
+
+    settings = _settings(ctx)
+    path = saved_workflow_path(settings, name)  # refuses unsafe names and missing workflows before asking
+    if not yes:
+        click.confirm(f"Delete workflow {name!r} ({path})?", abort=True)
+    delete_saved_workflow(settings, name)
+    click.echo(f"Deleted workflow {name!r}.")

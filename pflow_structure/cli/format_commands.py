@@ -1,0 +1,119 @@
+"""``pflow-structure format FILE``: a JSON value in the fewest tokens that keep its meaning."""
+
+from __future__ import annotations
+
+import json
+import sys
+from typing import Any
+
+import click
+
+from pflow_structure.cli import CONTEXT_SETTINGS, _echo_json, _echo_text, _fails_cleanly, _settings, main
+
+FORMAT_CHOICES = ("auto", "outline", "lines", "table", "toon", "json")
+MAX_INPUT_BYTES = 256 * 1024 * 1024
+
+
+@main.command("format", context_settings=CONTEXT_SETTINGS)
+@click.argument("file", type=click.Path(dir_okay=False, allow_dash=True, path_type=str))
+@click.option(
+    "--as",
+    "format_name",
+    type=click.Choice(FORMAT_CHOICES),
+    default="auto",
+    show_default=True,
+    help="auto: the smallest format that reads back as the same value (compact JSON if nothing beats it); "
+    "or one format by name (outline, lines and table may leave fields out).",
+)
+@click.option(
+    "--operation",
+    metavar="NAME",
+    help="The tool the value came from, for the line formats: search_nodes, search_facts, get_episodes, "
+    "get_status, add_memory, delete_*...",
+)
+@click.option("--lossy", is_flag=True, help="Let auto also pick summaries that leave fields out (line formats).")
+@click.option("--stats", is_flag=True, help="Print token metrics instead: bytes, tokens, savings, render time.")
+@click.option("--runs", type=click.IntRange(1, 1000), default=10, show_default=True, help="Renders timed by --stats.")
+@click.option("--json", "as_json", is_flag=True, help="With --stats: print the metrics as JSON.")
+@click.pass_context
+@_fails_cleanly
+def format_command(
+    ctx: click.Context,
+    file: str,
+    format_name: str,
+    operation: str | None,
+    lossy: bool,
+    stats: bool,
+    runs: int,
+    as_json: bool,
+) -> None:
+    """Print the JSON value in FILE (- for standard input) in a compact text format.
+
+    Tokens are o200k (exact when litellm's bundled vocabulary is installed, else chars/4).
+    A renderer that fails prints compact JSON instead and logs one line to the failure log
+    (PFLOW_STRUCTURE_FAILURE_LOG).
+
+    \b
+    Examples:
+      pflow-structure format examples/data/github_issues.json --stats
+      pflow-structure format graph.json --as lines --operation search_nodes
+    """
+    value = _read_value(file)
+    settings = _settings(ctx)
+    name = "standard input" if file == "-" else file
+    render = _renderer(format_name, operation, lossy, settings.failure_log, name)
+    if not stats:
+        _echo_text(render(value))
+        return
+    from pflow_structure.render.metrics import format_stats, render_stats_text, stats_dict
+
+    measured = format_stats(value, render, runs=runs, format_name=format_name, operation=operation or "")
+    if as_json:
+        _echo_json(stats_dict(measured))
+    else:
+        _echo_text(render_stats_text(measured))
+
+
+def _renderer(format_name: str, operation: str | None, lossy: bool, failure_log: Any, name: str) -> Any:
+    """A function value -> text for the chosen format; a value that does not fit is a clear error."""
+    from pflow_structure.errors import NotRepresentable, ParameterError
+    from pflow_structure.render.auto import render_named
+
+    def render(value: Any) -> str:
+        try:
+            return render_named(value, format_name, operation=operation, exact=not lossy, failure_log=failure_log)
+        except NotRepresentable as exc:
+            raise ParameterError(
+                f"{name} cannot be shown as {format_name}: {exc}. Use --as auto, which picks a format that fits."
+            ) from None
+
+    return render
+
+
+def _read_value(file: str) -> Any:
+    """The JSON value in ``file``; a file that is not JSON is an error naming it, its line and column."""
+    from pflow_structure.errors import ParameterError
+
+    name = "standard input" if file == "-" else file
+    try:
+        if file == "-":
+            raw = sys.stdin.buffer.read(MAX_INPUT_BYTES + 1)
+        else:
+            with open(file, "rb") as handle:
+                raw = handle.read(MAX_INPUT_BYTES + 1)
+    except OSError as exc:
+        raise ParameterError(f"Cannot read {name}: {exc.strerror or exc}.") from None
+    if len(raw) > MAX_INPUT_BYTES:
+        raise ParameterError(
+            f"{name} is over {MAX_INPUT_BYTES // (1024 * 1024)} MB; format is for outputs small enough to show."
+        )
+    try:
+        return json.loads(raw.decode("utf-8-sig"))
+    except UnicodeDecodeError as exc:
+        raise ParameterError(f"{name} is not UTF-8 text (byte {exc.start}); format reads JSON.") from None
+    except RecursionError:
+        raise ParameterError(f"{name} is nested too deeply to read as JSON.") from None
+    except json.JSONDecodeError as exc:
+        raise ParameterError(
+            f"{name} is not JSON: {exc.msg} at line {exc.lineno}, column {exc.colno}. Fix it or pass a JSON file."
+        ) from None
