@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import json
 import os
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -60,3 +62,26 @@ def umask_000() -> Iterator[None]:
         yield
     finally:
         os.umask(previous)
+
+
+def run_as_nobody(action: Callable[[], Any]) -> Any:
+    """Run ``action`` in a forked child that dropped root for ``nobody``; return its JSON result
+    (``{"error": repr}`` when it raised). For permission tests: root reads and writes anything."""
+    read_end, write_end = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # pragma: no cover - child
+        status = 0
+        try:
+            os.close(read_end)
+            os.setgid(65534)
+            os.setuid(65534)
+            payload = json.dumps(action()).encode()
+        except BaseException as exc:
+            payload, status = json.dumps({"error": repr(exc)}).encode(), 1
+        os.write(write_end, payload)
+        os._exit(status)
+    os.close(write_end)
+    with os.fdopen(read_end, "rb") as pipe:
+        data = pipe.read()
+    os.waitpid(pid, 0)
+    return json.loads(data)

@@ -22,6 +22,7 @@ from pflow_structure.cache.store import ExecutionCache
 from pflow_structure.errors import ExecutionExpiredError, ExecutionNotFoundError
 from pflow_structure.service import read_fields, registry_run
 from pflow_structure.settings import Settings
+from tests.conftest import run_as_nobody
 
 T0 = 1_763_463_202.0  # 2025-11-18T10:53:22Z
 HOUR = 3600.0
@@ -348,29 +349,6 @@ def test_registry_run_with_no_writable_directory_still_returns_the_structure(tmp
     )
 
 
-def _run_as_nobody(action: Callable[[], dict[str, Any]]) -> dict[str, Any]:
-    """Run ``action`` in a forked child that dropped root for ``nobody``; return its JSON result."""
-    read_end, write_end = os.pipe()
-    pid = os.fork()
-    if pid == 0:  # pragma: no cover - child
-        status = 0
-        try:
-            os.close(read_end)
-            os.setgid(65534)
-            os.setuid(65534)
-            payload = json.dumps(action()).encode()
-        except BaseException as exc:
-            payload, status = json.dumps({"error": repr(exc)}).encode(), 1
-        os.write(write_end, payload)
-        os._exit(status)
-    os.close(write_end)
-    with os.fdopen(read_end, "rb") as pipe:
-        data = pipe.read()
-    os.waitpid(pid, 0)
-    result: dict[str, Any] = json.loads(data)
-    return result
-
-
 @pytest.mark.skipif(not hasattr(os, "getuid") or os.getuid() != 0, reason="needs root to drop to nobody")
 def test_permission_denied_for_an_unprivileged_user_falls_back_to_a_private_temp_dir() -> None:
     import filelock  # noqa: F401  (imported before the fork: nobody cannot read root's interpreter files)
@@ -391,7 +369,7 @@ def test_permission_denied_for_an_unprivileged_user_falls_back_to_a_private_temp
             return {"path": str(stored.path), "warnings": stored.warnings,
                     "outputs": cache.get(stored.execution_id).outputs}  # fmt: skip
 
-        result = _run_as_nobody(action)
+        result = run_as_nobody(action)
         fallback = shared_tmp / "pflow-structure-65534" / "node-executions"
         assert result["warnings"] == [
             f"Cache directory {main} is not writable (Permission denied).",

@@ -8,7 +8,6 @@ import os
 import shutil
 import tempfile
 import threading
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -24,6 +23,7 @@ from pflow_structure.discovery import (
     save_workflow,
 )
 from pflow_structure.errors import StructureError
+from tests.conftest import run_as_nobody
 
 IR: dict[str, Any] = {
     "ir_version": "0.1.0",
@@ -148,29 +148,6 @@ def test_unreadable_file_is_skipped_with_a_warning(tmp_path: Path) -> None:
     ]
 
 
-def _run_as_nobody(action: Callable[[], list[str]]) -> list[str]:
-    """Run ``action`` in a forked child that dropped root for ``nobody``; return its result."""
-    read_end, write_end = os.pipe()
-    pid = os.fork()
-    if pid == 0:  # pragma: no cover - child
-        status = 0
-        try:
-            os.close(read_end)
-            os.setgid(65534)
-            os.setuid(65534)
-            payload = json.dumps(action()).encode()
-        except BaseException as exc:
-            payload, status = json.dumps([repr(exc)]).encode(), 1
-        os.write(write_end, payload)
-        os._exit(status)
-    os.close(write_end)
-    with os.fdopen(read_end, "rb") as pipe:
-        data = pipe.read()
-    os.waitpid(pid, 0)
-    result: list[str] = json.loads(data)
-    return result
-
-
 @pytest.mark.skipif(os.geteuid() != 0, reason="needs root to drop to nobody")
 def test_file_unreadable_by_an_unprivileged_user_is_skipped() -> None:
     base = Path(tempfile.mkdtemp(prefix="pflow-structure-test-", dir="/tmp"))  # pytest's tmp is root-only
@@ -178,7 +155,7 @@ def test_file_unreadable_by_an_unprivileged_user_is_skipped() -> None:
         base.chmod(0o755)
         path = _write(base, "secret", _record("secret"))
         path.chmod(0o600)  # root's file: nobody cannot read it
-        warnings = _run_as_nobody(lambda: load_workflows(base).warnings)
+        warnings = run_as_nobody(lambda: load_workflows(base).warnings)
         assert warnings == [f"Skipped {path}: cannot be read (Permission denied; make it readable by this user)."]
     finally:
         shutil.rmtree(base)
