@@ -145,7 +145,9 @@ def test_deep_nesting_falls_back_without_raising() -> None:
     value: Any = []
     for _ in range(5000):
         value = [value]
-    assert render_auto(value).fallback is True
+    rendered = render_auto(value)
+    # Python 3.13's encoder writes this depth; older ones raise RecursionError, which falls back.
+    assert rendered.fallback is True or rendered.text == "[" * 5001 + "]" * 5001
 
 
 # -- metrics ---------------------------------------------------------------------------------
