@@ -39,6 +39,7 @@ def _cases(execution_id: str, cache_dir: str) -> list[list[str]]:
         ["read-fields", execution_id, "result[0].labels", "result[0].title", "--format=toon"],
         ["read-fields", execution_id, "result[0].user", "--format", "table"],
         ["read-fields", execution_id, "result[0].title", "--format", "json"],
+        ["read-fields", execution_id, "result[*].number", "result[*].state", "--limit", "5", "--format", "auto"],
         ["--cache-dir", cache_dir + "-elsewhere", "read-fields", execution_id, "result[1].number"],
     ]
 

@@ -261,3 +261,35 @@ def test_control_characters_keep_a_value_out_of_toon() -> None:
 def test_a_successful_mutation_with_a_null_error_is_a_success() -> None:
     item = {"success": True, "error": None, "name": "New Learning", "uuid": "0123456789abcdef"}
     assert render_lines(item, "add_memory") == '✓ Episode added: "New Learning" (id: ...89abcdef)'
+
+
+def test_read_fields_format_zips_wildcard_paths_over_one_list_into_one_table(people_run: str) -> None:
+    outcome = invoke(
+        "read-fields", people_run, "result.people[*].name", "result.people[*].role", "result.count", "--limit", "3"
+    )
+    assert outcome.stdout.startswith('result.people[*].name: ["Ada", "Bo", "Ada"]')  # text mode: a line each
+    zipped = invoke(
+        "read-fields",
+        people_run,
+        "result.people[*].name",
+        "result.people[*].role",
+        "result.count",
+        "--limit",
+        "3",
+        "--format",
+        "auto",
+    )
+    assert zipped.stdout == (
+        "result.people[*].name, result.people[*].role:  # items 0-2 of 30; --offset 3 for more\n"
+        "  [3]{name,role}:\n    Ada,eng\n    Bo,ops\n    Ada,eng\n"
+        "result.count: 30\n"
+    )
+
+
+def test_read_fields_format_does_not_zip_lists_of_other_lengths_or_nested_values(tmp_path: Path) -> None:
+    path = tmp_path / "two.json"
+    data = {"a": [{"x": 1, "t": [1]}, {"x": 2, "t": [2]}], "b": [{"y": 1}, {"y": 2}, {"y": 3}]}
+    path.write_text(json.dumps(data), encoding="utf-8")
+    run = registry_run("read-json", {"path": str(path)})["execution_id"]
+    outcome = invoke("read-fields", run, "result.a[*].x", "result.b[*].y", "result.a[*].t", "--format", "auto")
+    assert outcome.stdout == "result.a[*].x:\n  [1,2]\nresult.b[*].y:\n  [1,2,3]\nresult.a[*].t:\n  [[1],[2]]\n"

@@ -30,7 +30,13 @@ def render_fields_text(
     totals = totals or {}
     missing = missing or {}
     lines: list[str] = []
+    columns = _column_groups(values, errors, totals) if render is not None else {}
     for path, value in values.items():
+        group = columns.get(path)
+        if group is not None:  # several [*] paths over one list: one table, a column each
+            if group:
+                lines.append(_table(group, values, totals, missing, offset, max_items, render))
+            continue
         if path in errors:
             # A reason may span lines (a syntax error's caret); keep every line a comment.
             reason = errors[path].replace("\n", "\n  # ")
@@ -63,6 +69,49 @@ def render_fields_text(
             text = _json(value)
         lines.append(f"{path}: {text}{note}")
     return "\n".join(lines)
+
+
+def _column_groups(
+    values: Mapping[str, Any], errors: Mapping[str, str], totals: Mapping[str, int]
+) -> dict[str, list[str]]:
+    """Paths such as ``result[*].number`` and ``result[*].title``, read over the same list and holding
+    primitives, grouped: the first path of a group maps to all of them, the others to ``[]``."""
+    by_list: dict[tuple[str, int], list[str]] = {}
+    for path, value in values.items():
+        if path in errors or path not in totals or path.count("[*]") != 1 or not isinstance(value, list):
+            continue
+        prefix = path[: path.index("[*]") + 3]
+        if path == prefix or any(isinstance(v, (list, dict, bytes, bytearray)) for v in value):
+            continue
+        by_list.setdefault((prefix, len(value)), []).append(path)
+    groups: dict[str, list[str]] = {}
+    for paths in by_list.values():
+        if len(paths) > 1:
+            groups[paths[0]] = paths
+            groups.update((other, []) for other in paths[1:])
+    return groups
+
+
+def _table(
+    paths: list[str],
+    values: Mapping[str, Any],
+    totals: Mapping[str, int],
+    missing: Mapping[str, int],
+    offset: int,
+    max_items: int | None,
+    render: Any,
+) -> str:
+    prefix = paths[0][: paths[0].index("[*]") + 3]
+    names = [path[len(prefix) :].removeprefix(".") for path in paths]
+    count = len(values[paths[0]]) if max_items is None else min(len(values[paths[0]]), max_items)
+    rows = [{name: values[path][index] for name, path in zip(names, paths, strict=True)} for index in range(count)]
+    total, end = totals[paths[0]], offset + count
+    notes = [f"items {offset}-{end - 1} of {total}"] if (end < total or offset) and count else []
+    notes += [f"--offset {end} for more"] if end < total and count else []
+    notes += [f"{missing[path]} of {total} items lack {path} (null)" for path in paths if missing.get(path)]
+    note = f"  # {'; '.join(notes)}" if notes else ""
+    body = _indented(render(rows)) if rows else "  []"
+    return f"{', '.join(paths)}:{note}\n{body}"
 
 
 def _indented(text: str) -> str:
