@@ -122,3 +122,24 @@ def test_relative_time(stamp: str, expected: str | None) -> None:
 
 def test_short_id_keeps_short_ids_and_cuts_long_ones_to_their_last_eight() -> None:
     assert (short_id(12345), short_id("9f8e7d6c-5b4a-4321-9abc-def0a1b2c3d4")) == ("12345", "...a1b2c3d4")
+
+
+def test_status_labels_read_counts_as_plurals_and_keep_other_fields() -> None:
+    status = {
+        "status": "degraded",
+        "name": "Search index",
+        "query_count": 3,
+        "box_count": 2,
+        "entities": 5,
+        "message": "",
+        "lastUpdated": "2026-01-18T10:00:00Z",
+        "uptime": "3d",
+    }
+    assert render_lines(status, "get_status", now=NOW) == (
+        "Search index Status: DEGRADED\n"
+        "Queries: 3 | Boxes: 2 | Entities: 5 | Message:  | Last update: 2h ago | Uptime: 3d"
+    )
+
+
+def test_status_without_a_status_field_is_key_value_pairs_only() -> None:
+    assert render_lines({"message": "ok", "node_total": 9}, "get_status", now=NOW) == "ok\nNodes: 9"

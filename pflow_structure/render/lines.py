@@ -219,21 +219,51 @@ def format_episodes(value: Any, context: LineContext) -> str:
 
 
 def format_status(value: Any, context: LineContext) -> str:
-    """``Knowledge Graph Status: HEALTHY`` and the other fields as ``Key: value | Key: value``."""
+    """``Knowledge Graph Status: HEALTHY``, the message, then ``Key: value | Key: value``.
+
+    Field names as the seed's server sends them read as the seed prints them: ``entity_count``
+    becomes ``Entities``, ``last_updated`` ``Last update``; timestamps become ``5m ago``.
+    """
     if not isinstance(value, Mapping):
         raise NotRepresentable("a status is a dict")
     status = value.get("status")
     subject = _text(value.get("name") or "Knowledge Graph")
     lines = [f"{subject} Status: {_text(status).upper()}"] if status is not None else []
+    message = value.get("message")
+    if isinstance(message, str) and message:
+        lines.append(_text(message))
     pairs = []
     for key, item in value.items():
-        if key in ("status", "name"):
+        if key in ("status", "name") or (key == "message" and isinstance(item, str) and item):
             continue
         shown = relative_time(item, context.now) or _text(item)
-        pairs.append(f"{_label(str(key))}: {shown}")
+        pairs.append(f"{_status_label(str(key))}: {shown}")
     if pairs:
         lines.append(" | ".join(pairs))
     return "\n".join(lines)
+
+
+_STATUS_LABELS = {"last_updated": "Last update", "lastUpdated": "Last update", "updated_at": "Last update"}
+_COUNT_KEY = re.compile(r"^(.+?)(?:_count|Count|_total)$")
+
+
+def _status_label(key: str) -> str:
+    """``entity_count`` -> ``Entities``; ``last_updated`` -> ``Last update``; else :func:`_label`."""
+    if key in _STATUS_LABELS:
+        return _STATUS_LABELS[key]
+    counted = _COUNT_KEY.match(key)
+    if counted:
+        words = _label(counted.group(1)).split(" ")
+        return " ".join([*words[:-1], _plural(words[-1])])
+    return _label(key)
+
+
+def _plural(word: str) -> str:
+    if re.search(r"[^aeiou]y$", word):
+        return word[:-1] + "ies"
+    if re.search(r"(?:s|x|z|ch|sh)$", word):
+        return word + "es"
+    return word + "s"
 
 
 def _label(key: str) -> str:
