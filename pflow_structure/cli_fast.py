@@ -20,13 +20,12 @@ from collections.abc import Sequence
 from typing import Any, NamedTuple
 
 from pflow_structure.jsontext import format_json
+from pflow_structure.render.fields_text import READ_FORMATS
 
 __all__ = ["ReadFieldsArgs", "format_json", "main", "read_fields_output", "safe_text", "write_text"]
 
 _NUMBER = re.compile(r"[0-9]+")
 TEXT_MAX_ITEMS = 20
-# read-fields --format: text (path: JSON lines), json (as --json), or a compact format.
-READ_FORMATS = ("text", "json", "auto", "outline", "lines", "table", "toon")
 
 
 class ReadFieldsArgs(NamedTuple):
@@ -146,46 +145,19 @@ def run_read_fields(args: ReadFieldsArgs) -> int:
 
 def read_fields_output(args: ReadFieldsArgs) -> tuple[str, list[str]]:
     """What ``read-fields`` prints: the text (or JSON) for stdout and notes for stderr."""
-    from pflow_structure.service import read_fields_detailed
+    from pflow_structure.service import read_fields_text
     from pflow_structure.settings import Settings
 
-    settings = Settings.from_env(cache_dir=args.cache_dir)
-    readout = read_fields_detailed(
-        args.execution_id, args.paths, limit=args.limit, offset=args.offset, settings=settings
-    )
-    if args.as_json or args.format == "json":
-        return format_json(readout.values), [f"note: {reason}" for reason in readout.errors.values()]
-    from pflow_structure.render.fields_text import render_fields_text
-
-    notes: list[str] = []
-    render = None if args.format == "text" else _value_renderer(args.format, settings.failure_log, notes)
     # An explicit --limit is shown in full; without one, text shows the first 20 items.
-    max_items = None if args.limit is not None else TEXT_MAX_ITEMS
-    text = render_fields_text(
-        readout.values,
-        readout.errors,
-        readout.totals,
+    return read_fields_text(
+        args.execution_id,
+        args.paths,
+        "json" if args.as_json else args.format,
+        limit=args.limit,
         offset=args.offset,
-        max_items=max_items,
-        missing=readout.missing,
-        render=render,
+        max_items=None if args.limit is not None else TEXT_MAX_ITEMS,
+        settings=Settings.from_env(cache_dir=args.cache_dir),
     )
-    return text, notes
-
-
-def _value_renderer(format_name: str, failure_log: Any, notes: list[str]) -> Any:
-    """value -> text in ``format_name``; a value that does not fit is shown as JSON, with a note."""
-    from pflow_structure.errors import NotRepresentable
-    from pflow_structure.render.auto import render_named
-
-    def render(value: Any) -> str:
-        try:
-            return render_named(value, format_name, operation="read-fields", failure_log=failure_log)
-        except NotRepresentable as exc:
-            notes.append(f"note: a value cannot be shown as {format_name} ({exc}); shown as JSON")
-            return format_json(value, compact=True)
-
-    return render
 
 
 def safe_text(text: str) -> str:

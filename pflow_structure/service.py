@@ -303,6 +303,68 @@ def read_fields_detailed(
     return readout
 
 
+def read_fields_text(
+    execution_id: str,
+    field_paths: Sequence[str],
+    format_name: str = "text",
+    *,
+    limit: int | None = None,
+    offset: int = 0,
+    max_items: int | None = None,
+    offset_hint: str = "--offset",
+    settings: Settings | None = None,
+) -> tuple[str, list[str]]:
+    """The values of :func:`read_fields` as text, and notes: ``(text, notes)``.
+
+    ``format_name`` is one of ``READ_FORMATS``: ``json`` (the indented JSON ``read-fields
+    --json`` prints), ``text`` (a ``path: JSON`` line per path),
+    or a compact format (``auto``, ``outline``, ``lines``, ``table``, ``toon``) for each list
+    or dict value, under its path. A value that does not fit the format is shown as JSON and
+    a note says so; a path that finds nothing gives a note with the reason. ``max_items``
+    shows at most that many items of a ``[*]`` path (the rest are counted in a comment).
+    """
+    from pflow_structure.jsontext import format_json
+    from pflow_structure.render.fields_text import READ_FORMATS
+
+    if format_name not in READ_FORMATS:
+        raise ParameterError(f"format must be one of {', '.join(READ_FORMATS)}, not {format_name!r}")
+    settings = settings or Settings.from_env()
+    readout = read_fields_detailed(execution_id, field_paths, limit=limit, offset=offset, settings=settings)
+    if format_name == "json":
+        return format_json(readout.values), [f"note: {reason}" for reason in readout.errors.values()]
+    from pflow_structure.render.fields_text import render_fields_text
+
+    notes: list[str] = []
+    render = None if format_name == "text" else _value_renderer(format_name, settings, notes)
+    text = render_fields_text(
+        readout.values,
+        readout.errors,
+        readout.totals,
+        offset=offset,
+        max_items=max_items,
+        missing=readout.missing,
+        render=render,
+        offset_hint=offset_hint,
+    )
+    return text, notes
+
+
+def _value_renderer(format_name: str, settings: Settings, notes: list[str]) -> Any:
+    """value -> text in ``format_name``; a value that does not fit is shown as JSON, with a note."""
+    from pflow_structure.errors import NotRepresentable
+    from pflow_structure.jsontext import format_json
+    from pflow_structure.render.auto import render_named
+
+    def render(value: Any) -> str:
+        try:
+            return render_named(value, format_name, operation="read-fields", failure_log=settings.failure_log)
+        except NotRepresentable as exc:
+            notes.append(f"note: a value cannot be shown as {format_name} ({exc}); shown as JSON")
+            return format_json(value, compact=True)
+
+    return render
+
+
 def list_nodes() -> list[dict[str, str]]:
     """Every runnable node: ``[{"name", "description", "source"}]``."""
     from pflow_structure.registry import available_nodes

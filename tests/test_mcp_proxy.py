@@ -217,15 +217,18 @@ def test_read_graph_of_500_entities_is_cached_and_readable(tmp_path: Path) -> No
         execution_id = graph["structuredContent"]["execution_id"]
         paths = ["result.entities[*].name", "result.entities[499].observations", "result.relations"]
         read = plain(await client.call_tool("read_fields", {"execution_id": execution_id, "field_paths": paths}))
+        columns = ["result.entities[*].name", "result.entities[*].entityType"]
+        arguments = {"execution_id": execution_id, "field_paths": columns, "limit": 3, "format": "auto"}
+        table = plain(await client.call_tool("read_fields", arguments))
         resources = plain(await client.list_resources())
-        return created, graph, read, resources
+        return created, graph, (read, table), resources
 
     async def direct_resources(client: Any) -> Any:
         return plain(await client.list_resources())
 
     direct = in_session(command, direct_call, {"MEMORY_FILE_PATH": str(tmp_path / "direct.jsonl")})
     env = {"MEMORY_FILE_PATH": str(tmp_path / "proxied.jsonl")}
-    created, graph, read, resources = in_session([*PROXY, "--", *command], proxied_calls, env)
+    created, graph, (read, table), resources = in_session([*PROXY, "--", *command], proxied_calls, env)
     expected = direct["structuredContent"]
     assert len(expected["entities"]) == 500
 
@@ -237,6 +240,11 @@ def test_read_graph_of_500_entities_is_cached_and_readable(tmp_path: Path) -> No
     assert values["result.entities[*].name"] == [entity["name"] for entity in expected["entities"]]
     assert values["result.entities[499].observations"] == expected["entities"][499]["observations"]
     assert values["result.relations"] == []
+    assert "structuredContent" not in table and not table["isError"]
+    assert texts(table) == [
+        "result.entities[*].name, result.entities[*].entityType:  # items 0-2 of 500; offset 3 for more\n"
+        "  [3]{name,entityType}:\n    person_000,organization\n    person_001,person\n    person_002,person"
+    ]
     assert resources == in_session(command, direct_resources, {"MEMORY_FILE_PATH": str(tmp_path / "direct.jsonl")})
 
 
@@ -378,9 +386,15 @@ def test_read_fields_errors_come_back_as_tool_errors_with_the_cli_words() -> Non
             plain(await client.call_tool("read_fields", {"execution_id": "exec-1-deadbeef", "field_paths": ["a"]})),
             plain(await client.call_tool("read_fields", {"execution_id": "exec-1-deadbeef", "field_paths": 3})),
             plain(await client.call_tool("read_fields", {"field_paths": ["a"]})),
+            plain(
+                await client.call_tool(
+                    "read_fields", {"execution_id": "exec-1-deadbeef", "field_paths": ["a"], "format": "xml"}
+                )
+            ),
         ]
 
-    missing, bad_paths, no_id = in_session([*PROXY, "--", *FAULTY], work)
+    missing, bad_paths, no_id, bad_format = in_session([*PROXY, "--", *FAULTY], work)
+    assert bad_format["isError"] and "format must be one of text, json, auto" in texts(bad_format)[0]
     assert missing["isError"] and "Execution not found" in texts(missing)[0]
     assert bad_paths["isError"] and "field_paths must be a list" in texts(bad_paths)[0]
     assert no_id["isError"] and "execution_id is required" in texts(no_id)[0]

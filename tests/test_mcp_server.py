@@ -96,6 +96,51 @@ def test_read_fields_reads_what_registry_run_cached() -> None:
     }
 
 
+def test_read_fields_format_auto_answers_with_the_cli_text_and_no_json_copy() -> None:
+    paths = ["result[*].number", "result[*].title", "result[*].state", "result[0].user.login"]
+
+    async def work(client: Any) -> Any:
+        ran = _plain(await client.call_tool("registry_run", {"node_type": "read-json", "parameters": {"path": ISSUES}}))
+        execution_id = ran["structuredContent"]["execution_id"]
+        arguments = {"execution_id": execution_id, "field_paths": paths, "limit": 10, "offset": 1}
+        as_json = _plain(await client.call_tool("read_fields", arguments))
+        as_auto = _plain(await client.call_tool("read_fields", {**arguments, "format": "auto"}))
+        return execution_id, as_json, as_auto
+
+    execution_id, as_json, as_auto = _in_session(work)
+    assert as_auto["isError"] is False
+    assert "structuredContent" not in as_auto  # the values once, in the compact text
+    (text,) = [block["text"] for block in as_auto["content"]]
+    options = ["--limit", "10", "--offset", "1", "--format", "auto"]
+    cli = subprocess.run(
+        [sys.executable, "-m", "pflow_structure", "read-fields", execution_id, *paths, *options],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    # The CLI's words, except that paging names the tool's argument instead of the option.
+    assert text == cli.stdout.rstrip("\n").replace("--offset 11", "offset 11")
+    assert text.startswith("result[*].number, result[*].title, result[*].state:  # items 1-10 of 100; offset 11 ")
+    assert text.endswith('result[0].user.login: "facetoe"')
+    assert as_json["structuredContent"]["result[0].user.login"] == "facetoe"
+
+
+def test_read_fields_refuses_an_unknown_format_with_the_choices() -> None:
+    result = _call("read_fields", {"execution_id": "exec-1700000000-00000000", "field_paths": ["a"], "format": "xml"})
+    assert result["isError"] is True
+    (text,) = [block["text"] for block in result["content"]]
+    assert "xml" in text and "auto" in text
+
+
+def test_read_fields_format_names_match_the_cli_choices() -> None:
+    import typing
+
+    from pflow_structure.mcp.server import ReadFormat
+    from pflow_structure.render.fields_text import READ_FORMATS
+
+    assert sorted(typing.get_args(ReadFormat)) == sorted(READ_FORMATS)
+
+
 def test_list_nodes_names_the_built_in_nodes() -> None:
     result = _call("list_nodes", {})
     names = [node["name"] for node in result["structuredContent"]["nodes"]]

@@ -19,7 +19,8 @@ from typing import TYPE_CHECKING, Any, TypeVar
 import click
 
 from pflow_structure import __version__
-from pflow_structure.cli_fast import READ_FORMATS, ReadFieldsArgs, format_json, read_fields_output, safe_text
+from pflow_structure.cli_fast import ReadFieldsArgs, format_json, read_fields_output, safe_text
+from pflow_structure.render.fields_text import READ_FORMATS
 
 if TYPE_CHECKING:
     from pflow_structure.settings import Settings

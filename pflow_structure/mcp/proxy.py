@@ -31,6 +31,7 @@ import anyio
 from pflow_structure.errors import ParameterError, StructureError
 from pflow_structure.failure_log import append_failure, failure_record
 from pflow_structure.mcp.answers import DEFAULT_BUDGET, shape_result
+from pflow_structure.render.fields_text import READ_FORMATS
 from pflow_structure.settings import Settings
 
 READ_TOOL = "read_fields"
@@ -57,6 +58,13 @@ READ_TOOL_SCHEMA = {
         },
         "limit": {"type": "integer", "minimum": 0, "description": "Most items returned per [*] or JSONPath path."},
         "offset": {"type": "integer", "minimum": 0, "description": "Items to skip first, for paging [*] paths."},
+        "format": {
+            "type": "string",
+            "enum": list(READ_FORMATS),
+            "description": "json (default): {path: value} as JSON. auto: each list or dict in the smallest format "
+            "that reads back the same (a TOON table for rows), under a path: line. text: a path: JSON line per path. "
+            "outline, lines, table, toon: that format.",
+        },
     },
     "required": ["execution_id", "field_paths"],
 }
@@ -365,14 +373,19 @@ class Proxy:
         )
 
     async def _read_fields(self, arguments: dict[str, Any]) -> Any:
-        from pflow_structure.mcp.server import answer_from
+        from pflow_structure.mcp.server import answer_from, answer_read_text, error_result
         from pflow_structure.service import read_fields
 
-        def read() -> dict[str, Any]:
+        try:
             execution_id, paths, limit, offset = _read_arguments(arguments)
-            return read_fields(execution_id, paths, limit=limit, offset=offset, settings=self.settings)
-
-        return await answer_from(read)
+            format_name = _read_format(arguments)
+        except ParameterError as exc:
+            return error_result(exc)
+        if format_name != "json":
+            return await answer_read_text(execution_id, paths, format_name, limit, offset, self.settings)
+        return await answer_from(
+            lambda: read_fields(execution_id, paths, limit=limit, offset=offset, settings=self.settings)
+        )
 
     def _log(self, tool: str, input_bytes: int, error: BaseException | str, *, stage: str) -> None:
         record = failure_record(tool, input_bytes, error, stage=stage, source="mcp-proxy", command=self.downstream.name)
@@ -387,6 +400,13 @@ def _list_tools(session: Any, page: Any) -> Any:
 
 def _json_bytes(value: Any) -> bytes:
     return json.dumps(value, default=repr, ensure_ascii=False).encode("utf-8", "replace")
+
+
+def _read_format(arguments: dict[str, Any]) -> str:
+    format_name = arguments.get("format") or "json"
+    if format_name not in READ_FORMATS:
+        raise ParameterError(f"format must be one of {', '.join(READ_FORMATS)}, not {format_name!r}")
+    return str(format_name)
 
 
 def _read_arguments(arguments: dict[str, Any]) -> tuple[str, list[str], int | None, int]:

@@ -13,7 +13,7 @@ parameter descriptions) at registration, and the types they name are imported in
 import asyncio
 import json
 from collections.abc import Callable
-from typing import Annotated, Any
+from typing import Annotated, Any, Literal
 
 from pflow_structure.settings import Settings
 
@@ -23,6 +23,14 @@ INSTRUCTIONS = (
     "(inputs, outputs with their nested structure, parameters). Call registry_run to run a node: you get an "
     "execution_id and the structure of its output (template paths such as result[0].title with types, counts "
     "and lengths), never the values. Then call read_fields with the execution_id and only the paths you need."
+)
+
+
+ReadFormat = Literal["json", "text", "auto", "outline", "lines", "table", "toon"]
+READ_FORMAT_DESCRIPTION = (
+    "json (default): {path: value} as JSON. auto: each list or dict in the smallest format that reads back the "
+    "same (a TOON table for rows), under a path: line. text: a path: JSON line per path. outline, lines, table, "
+    "toon: that format."
 )
 
 
@@ -71,10 +79,20 @@ def build_server(settings: Settings | None = None, *, host: str = "127.0.0.1") -
         ],
         limit: Annotated[int | None, Field(description="Most items returned per [*] or JSONPath path.", ge=0)] = None,
         offset: Annotated[int, Field(description="Items to skip first, for paging [*] paths.", ge=0)] = 0,
+        format: Annotated[ReadFormat, Field(description=READ_FORMAT_DESCRIPTION)] = "json",
     ) -> CallToolResult:
-        """Read the values at chosen paths of an execution: {path: value}; null where a path finds nothing."""
+        """Read the values at chosen paths of an execution: {path: value}; null where a path finds nothing.
+
+        format="auto" answers in fewer tokens: a path: line per path, lists and dicts under it in
+        the smallest format that reads back as the same value (several [*] paths over one list
+        become one table, a column each)."""
         from pflow_structure.service import read_fields as read
 
+        if format != "json":
+            text_answer: CallToolResult = await answer_read_text(
+                execution_id, list(field_paths), format, limit, offset, settings
+            )
+            return text_answer
         answer: CallToolResult = await answer_from(
             lambda: read(execution_id, list(field_paths), limit=limit, offset=offset, settings=settings)
         )
@@ -124,6 +142,30 @@ async def answer_from(call: Callable[[], Any]) -> Any:
     return tool_result(json.loads(text), text)  # structuredContent from the same JSON: bytes as base64
 
 
+async def answer_read_text(
+    execution_id: str,
+    field_paths: list[str],
+    format_name: str,
+    limit: int | None,
+    offset: int,
+    settings: Settings | None,
+) -> Any:
+    """``read_fields`` in a text format: the text as the one block (no structuredContent, which would
+    repeat every value as JSON), notes about values shown as JSON after it."""
+    from pflow_structure.mcp.compat import tool_result
+    from pflow_structure.service import read_fields_text
+
+    failed, answer = await _run_service(
+        lambda: read_fields_text(
+            execution_id, field_paths, format_name, limit=limit, offset=offset, offset_hint="offset", settings=settings
+        )
+    )
+    if failed is not None:
+        return failed
+    text, notes = answer
+    return tool_result(None, "\n".join([text, *notes]))
+
+
 async def answer_with_context(call: Callable[[], dict[str, Any]]) -> Any:
     """Like :func:`answer_from`, but the text block is the markdown ``context`` (plus any warnings), and a
     dict with an ``error`` (unknown names, with suggestions) comes back as isError."""
@@ -142,12 +184,18 @@ async def answer_with_context(call: Callable[[], dict[str, Any]]) -> Any:
 async def _run_service(call: Callable[[], Any]) -> tuple[Any, Any]:
     """``(None, value)``, or ``(error result, None)`` when the call raised one of our errors."""
     from pflow_structure.errors import StructureError
-    from pflow_structure.mcp.compat import tool_result
 
     try:
         return None, await asyncio.to_thread(_quietly, call)
     except StructureError as exc:
-        return tool_result(None, f"Error: {exc}", is_error=True), None
+        return error_result(exc), None
+
+
+def error_result(exc: Exception) -> Any:
+    """An isError result with the words the CLI prints for ``exc``."""
+    from pflow_structure.mcp.compat import tool_result
+
+    return tool_result(None, f"Error: {exc}", is_error=True)
 
 
 def _quietly(call: Callable[[], Any]) -> Any:

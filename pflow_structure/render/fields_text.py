@@ -7,6 +7,9 @@ import json
 from collections.abc import Callable, Mapping
 from typing import Any
 
+# read-fields --format: text (path: JSON lines), json (as --json), or a compact format.
+READ_FORMATS = ("text", "json", "auto", "outline", "lines", "table", "toon")
+
 
 def render_fields_text(
     values: Mapping[str, Any],
@@ -17,6 +20,7 @@ def render_fields_text(
     max_items: int | None = 20,
     missing: Mapping[str, int] | None = None,
     render: Callable[[Any], str] | None = None,
+    offset_hint: str = "--offset",
 ) -> str:
     """``result[0].title: "Fix authentication bug"``; a None says why; long lists are paged.
 
@@ -24,7 +28,8 @@ def render_fields_text(
     ``render`` (a compact format, ``read-fields --format``) writes each list or dict value on
     the lines below its ``path:`` line, indented two spaces so that none can pass for another
     path's line, instead of as JSON on it. A value holding bytes keeps the JSON line, whose
-    ``<N bytes, base64: ...>`` marker tells bytes from text.
+    ``<N bytes, base64: ...>`` marker tells bytes from text. ``offset_hint`` names the option
+    that pages on (``--offset`` on the command line, ``offset`` for an MCP tool).
     """
     errors = errors or {}
     totals = totals or {}
@@ -35,7 +40,7 @@ def render_fields_text(
         group = columns.get(path)
         if group is not None:  # several [*] paths over one list: one table, a column each
             if group:
-                lines.append(_table(group, values, totals, missing, offset, max_items, render))
+                lines.append(_table(group, values, totals, missing, (offset, max_items, offset_hint), render))
             continue
         if path in errors:
             # A reason may span lines (a syntax error's caret); keep every line a comment.
@@ -52,7 +57,7 @@ def render_fields_text(
             if not shown and total:
                 note = f"  # none of {total} items shown (offset {offset})"
             elif end < total or offset:
-                more = f"; --offset {end} for more" if end < total else ""
+                more = f"; {offset_hint} {end} for more" if end < total else ""
                 note = f"  # items {offset}-{end - 1} of {total}{more}"
             if missing.get(path):
                 note += f"{'; ' if note else '  # '}{missing[path]} of {total} items lack this path (null)"
@@ -97,17 +102,17 @@ def _table(
     values: Mapping[str, Any],
     totals: Mapping[str, int],
     missing: Mapping[str, int],
-    offset: int,
-    max_items: int | None,
+    paging: tuple[int, int | None, str],
     render: Any,
 ) -> str:
+    offset, max_items, offset_hint = paging
     prefix = paths[0][: paths[0].index("[*]") + 3]
     names = [path[len(prefix) :].removeprefix(".") for path in paths]
     count = len(values[paths[0]]) if max_items is None else min(len(values[paths[0]]), max_items)
     rows = [{name: values[path][index] for name, path in zip(names, paths, strict=True)} for index in range(count)]
     total, end = totals[paths[0]], offset + count
     notes = [f"items {offset}-{end - 1} of {total}"] if (end < total or offset) and count else []
-    notes += [f"--offset {end} for more"] if end < total and count else []
+    notes += [f"{offset_hint} {end} for more"] if end < total and count else []
     notes += [f"{missing[path]} of {total} items lack {path} (null)" for path in paths if missing.get(path)]
     note = f"  # {'; '.join(notes)}" if notes else ""
     body = _indented(render(rows)) if rows else "  []"
