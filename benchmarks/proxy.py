@@ -503,10 +503,12 @@ async def _follow_up(
         times.append(elapsed)
     shown = _stable(answer, workdir)
     values = (answer.get("structuredContent") or {}).get(path)
+    as_text, _ = await _call(session, read_tool, {**arguments, "format": "auto"})
     return {
         "tool": read_tool,
         "arguments": {"field_paths": [path], "limit": limit},
         "tokens": visible_tokens(shown, count),
+        "tokens_format_auto": visible_tokens(_stable(as_text, workdir), count),
         "values_returned": len(values) if isinstance(values, list) else None,
         "median_ms": round(statistics.median(times) * 1000, 2),
     }
@@ -602,7 +604,9 @@ def _rows(
             row(
                 f"(g) proxy answer + one `{follow['tool']}` follow-up ({follow['arguments']['field_paths'][0]}, "
                 f"limit {follow['arguments']['limit']}), {entry['server']} {entry['tool']}",
-                f"{both:,} {unit} ({entry['tokens_proxy']:,} + {follow['tokens']:,})",
+                f"{both:,} {unit} ({entry['tokens_proxy']:,} + {follow['tokens']:,}); "
+                f"with format=\"auto\": {entry['tokens_proxy'] + follow['tokens_format_auto']:,} "
+                f"({entry['tokens_proxy']:,} + {follow['tokens_format_auto']:,})",
                 "none",
                 None,
                 reference=f"direct {entry['tokens_direct']:,} tokens",

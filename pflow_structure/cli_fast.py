@@ -109,8 +109,8 @@ def parse_read_fields(argv: Sequence[str]) -> ReadFieldsArgs | None:
             return None  # --help, --, an unknown option: click's business
         else:
             positional.append(token)
-    if not positional or (options["as_json"] and options["format"] not in ("text", "json")):
-        return None  # no id, or --json with another --format: click words the usage error
+    if len(positional) < 2 or (options["as_json"] and options["format"] not in ("text", "json")):
+        return None  # no id or no path, or --json with another --format: click words the usage error
     return ReadFieldsArgs(positional[0], positional[1:], cache_dir=cache_dir, **options)
 
 

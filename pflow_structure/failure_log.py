@@ -4,8 +4,10 @@ Whatever wraps another tool's answer (the MCP proxy, later the compact renderers
 answer worse than no wrapper: when its transformation fails it returns the original and
 records what happened here, for later analysis (seed 004, R2). Each record is one line,
 written with a single ``write`` on a file opened ``O_APPEND``, so lines from concurrent
-processes never interleave. The file is private (0600, in a 0700 directory). Logging never
-raises: a log that cannot be written must not turn a served answer into an error.
+processes never interleave. A new log is created private (0600, and any directory it needs
+0700); an existing file or directory keeps the mode its owner gave it. Logging never raises
+and never waits: a log that cannot be written (a FIFO nobody reads, a symlink, no space) must
+not turn a served answer into an error.
 """
 
 from __future__ import annotations
@@ -45,7 +47,8 @@ def append_failure(log_path: Path, record: Mapping[str, Any]) -> bool:
         line = (json.dumps(fallback, ensure_ascii=True) + "\n").encode("ascii")
     try:
         log_path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
-        fd = os.open(log_path, os.O_WRONLY | os.O_CREAT | os.O_APPEND | getattr(os, "O_NOFOLLOW", 0), 0o600)
+        flags = os.O_WRONLY | os.O_CREAT | os.O_APPEND | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0)
+        fd = os.open(log_path, flags, 0o600)
     except OSError:
         return False
     try:

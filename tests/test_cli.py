@@ -498,10 +498,11 @@ def test_read_fields_json_prints_the_values_dict_and_notes_on_stderr() -> None:
     )
 
 
-def test_read_fields_json_with_no_paths_prints_an_empty_dict() -> None:
+def test_read_fields_with_no_paths_is_a_usage_error() -> None:
     execution_id = run_issues()
     outcome = invoke("read-fields", execution_id, "--json")
-    assert (outcome.exit_code, outcome.stdout) == (0, "{}\n")
+    assert (outcome.exit_code, outcome.stdout) == (2, "")
+    assert "Missing argument 'PATH...'" in outcome.stderr
 
 
 def test_read_fields_shows_bytes_with_their_length_and_base64() -> None:

@@ -290,3 +290,9 @@ def test_settings_replace_and_equality_include_the_failure_log(tmp_path: Path) -
     assert moved != base
     assert base.replace() == base
     assert "b.jsonl" in repr(moved)
+
+
+def test_a_fifo_at_the_log_path_gives_false_without_waiting_for_a_reader(tmp_path: Path) -> None:
+    log = tmp_path / "f.jsonl"
+    os.mkfifo(log)
+    assert append_failure(log, failure_record("op", 1, "e")) is False

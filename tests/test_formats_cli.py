@@ -92,7 +92,7 @@ def test_format_auto_admits_summaries_only_with_lossy() -> None:
 def test_format_stats_reports_tokens_savings_and_times() -> None:
     outcome = invoke("format", "-", "--stats", "--runs", "3", "--json", stdin=json.dumps(PEOPLE * 10))
     stats = json.loads(outcome.stdout)
-    assert stats["format"] == "auto"
+    assert stats["format"] == "auto (toon)"
     assert stats["output"]["tokens"] == count_tokens(render_auto(PEOPLE * 10).text)
     assert stats["compact"]["tokens"] == count_tokens(json.dumps(PEOPLE * 10, separators=(",", ":")))
     assert stats["savings_vs_compact"] > 25 and stats["flagged"] is False
@@ -293,3 +293,102 @@ def test_read_fields_format_does_not_zip_lists_of_other_lengths_or_nested_values
     run = registry_run("read-json", {"path": str(path)})["execution_id"]
     outcome = invoke("read-fields", run, "result.a[*].x", "result.b[*].y", "result.a[*].t", "--format", "auto")
     assert outcome.stdout == "result.a[*].x:\n  [1,2]\nresult.b[*].y:\n  [1,2,3]\nresult.a[*].t:\n  [[1],[2]]\n"
+
+
+# -- bad input and option combinations (found in review) -------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("content", "words"),
+    [
+        ("[NaN]", "is not strict JSON: NaN is not a JSON number"),
+        ('{"a": 1, "b": {"a": 2, "a": 3}}', 'is not strict JSON: the key "a" appears twice in one object'),
+        ("[" + "9" * 5000 + "]", "digits"),
+    ],
+    ids=["nan", "duplicate-key", "huge-integer"],
+)
+def test_format_refuses_what_json_readers_disagree_on(tmp_path: Path, content: str, words: str) -> None:
+    path = tmp_path / "odd.json"
+    path.write_text(content, encoding="utf-8")
+    outcome = CliRunner().invoke(main, ["format", str(path)])
+    assert outcome.exit_code == 1
+    assert f"Error: {path} " in outcome.stderr and words in outcome.stderr
+    assert "Traceback" not in outcome.output
+
+
+def test_format_with_standard_input_closed_says_so() -> None:
+    import subprocess
+    import sys
+
+    done = subprocess.run(
+        ["bash", "-c", f"'{sys.executable}' -m pflow_structure format - <&-"], capture_output=True, text=True
+    )
+    assert done.returncode == 1
+    assert done.stderr == "Error: Standard input is closed; pipe JSON into format -, or give a FILE.\n"
+
+
+@pytest.mark.parametrize(
+    ("args", "words"),
+    [
+        (["--json"], "--json only applies with --stats"),
+        (["--runs", "3"], "--runs only applies with --stats"),
+        (["--as", "toon", "--lossy"], "--lossy only applies to --as auto"),
+        (["--as", "table", "--operation", "search_nodes"], "--operation picks a line format"),
+    ],
+)
+def test_format_options_that_would_be_ignored_are_usage_errors(args: list[str], words: str) -> None:
+    outcome = CliRunner().invoke(main, ["format", "-", *args], input=json.dumps(PEOPLE))
+    assert outcome.exit_code == 2 and words in outcome.stderr
+
+
+def test_format_of_a_value_too_deep_for_a_format_is_an_error_naming_the_fix(tmp_path: Path) -> None:
+    path = tmp_path / "deep.json"
+    path.write_text('[{"name": ' + "[" * 900 + "]" * 900 + "}]", encoding="utf-8")
+    outcome = CliRunner().invoke(main, ["format", str(path), "--as", "lines"])
+    assert outcome.exit_code == 1
+    assert "nested too deeply to show as lines. Use --as auto" in outcome.stderr
+
+
+def test_format_stats_of_auto_names_the_format_it_picked() -> None:
+    text = invoke("format", "-", "--stats", "--runs", "1", stdin=json.dumps(PEOPLE)).stdout
+    assert text.startswith("format: auto (toon)\n")
+
+
+def test_the_token_vocabulary_is_built_before_the_render_clock_starts() -> None:
+    from pflow_structure.render import tokens
+
+    tokens._build_encoding.cache_clear()
+    built_when_timed = []
+
+    def clock() -> float:
+        built_when_timed.append(tokens._build_encoding.cache_info().currsize)
+        return 0.0
+
+    render_auto(PEOPLE, clock=clock)
+    assert built_when_timed == [1, 1]  # no first-call build counted as a slow render
+
+
+def test_format_stats_times_runs_after_one_untimed_render() -> None:
+    from pflow_structure.render.metrics import format_stats
+
+    calls = []
+
+    def render(value: Any) -> str:
+        calls.append(value)
+        return "x"
+
+    stats = format_stats([1], render, runs=3)
+    assert len(calls) == 4 and stats.render_ms.runs == 3
+
+
+def test_read_fields_without_a_path_is_a_usage_error(people_run: str) -> None:
+    outcome = CliRunner().invoke(main, ["read-fields", people_run])
+    assert outcome.exit_code == 2 and "Missing argument 'PATH...'" in outcome.stderr
+
+
+def test_read_fields_table_past_the_end_says_none_shown(people_run: str) -> None:
+    paths = ["result.people[*].id", "result.people[*].name"]
+    outcome = invoke("read-fields", people_run, *paths, "--offset", "30", "--format", "toon")
+    assert outcome.stdout == (
+        "result.people[*].id, result.people[*].name:  # none of 30 items shown (offset 30)\n  []\n"
+    )

@@ -184,7 +184,7 @@ def _typed_value(raw: str) -> Any:
 
 @main.command("read-fields", context_settings=CONTEXT_SETTINGS)
 @click.argument("execution_id")
-@click.argument("paths", nargs=-1, metavar="PATH...")
+@click.argument("paths", nargs=-1, required=True, metavar="PATH...")
 @click.option("--json", "as_json", is_flag=True, help="Print {path: value} as JSON (what MCP returns).")
 @click.option("--limit", type=click.IntRange(min=0), help="Most items returned per wildcard or JSONPath path.")
 @click.option("--offset", type=click.IntRange(min=0), default=0, show_default=True, help="Items to skip first.")

@@ -11,7 +11,7 @@ import click
 from pflow_structure.cli import CONTEXT_SETTINGS, _echo_json, _echo_text, _fails_cleanly, _settings, main
 
 FORMAT_CHOICES = ("auto", "outline", "lines", "table", "toon", "json")
-MAX_INPUT_BYTES = 256 * 1024 * 1024
+MAX_INPUT_BYTES = 16 * 1024 * 1024  # about 4 million tokens: far past what anyone shows an agent
 
 
 @main.command("format", context_settings=CONTEXT_SETTINGS)
@@ -22,8 +22,8 @@ MAX_INPUT_BYTES = 256 * 1024 * 1024
     type=click.Choice(FORMAT_CHOICES),
     default="auto",
     show_default=True,
-    help="auto: the smallest format that reads back as the same value (compact JSON if nothing beats it); "
-    "or one format by name (outline, lines and table may leave fields out).",
+    help="auto: the smallest format that reads back as the same value (compact JSON if nothing beats it). "
+    "outline and lines are summaries; toon and table are lossless or refuse.",
 )
 @click.option(
     "--operation",
@@ -31,9 +31,13 @@ MAX_INPUT_BYTES = 256 * 1024 * 1024
     help="The tool the value came from, for the line formats: search_nodes, search_facts, get_episodes, "
     "get_status, add_memory, delete_*...",
 )
-@click.option("--lossy", is_flag=True, help="Let auto also pick summaries that leave fields out (line formats).")
+@click.option(
+    "--lossy", is_flag=True, help="With --as auto: let it also pick summaries that leave fields out (line formats)."
+)
 @click.option("--stats", is_flag=True, help="Print token metrics instead: bytes, tokens, savings, render time.")
-@click.option("--runs", type=click.IntRange(1, 1000), default=10, show_default=True, help="Renders timed by --stats.")
+@click.option(
+    "--runs", type=click.IntRange(1, 1000), default=10, show_default=True, help="With --stats: renders timed."
+)
 @click.option("--json", "as_json", is_flag=True, help="With --stats: print the metrics as JSON.")
 @click.pass_context
 @_fails_cleanly
@@ -58,6 +62,7 @@ def format_command(
       pflow-structure format examples/data/github_issues.json --stats
       pflow-structure format graph.json --as lines --operation search_nodes
     """
+    _check_combination(ctx, format_name, operation, lossy, stats)
     value = _read_value(file)
     settings = _settings(ctx)
     name = "standard input" if file == "-" else file
@@ -67,11 +72,33 @@ def format_command(
         return
     from pflow_structure.render.metrics import format_stats, render_stats_text, stats_dict
 
-    measured = format_stats(value, render, runs=runs, format_name=format_name, operation=operation or "")
+    shown_name = format_name
+    if format_name == "auto":  # say which format auto picked
+        from pflow_structure.render.auto import render_auto
+
+        picked = render_auto(value, operation=operation, exact=not lossy, failure_log=settings.failure_log).format
+        shown_name = f"auto ({picked})"
+    measured = format_stats(value, render, runs=runs, format_name=shown_name, operation=operation or "")
     if as_json:
         _echo_json(stats_dict(measured))
     else:
         _echo_text(render_stats_text(measured))
+
+
+def _check_combination(ctx: click.Context, format_name: str, operation: str | None, lossy: bool, stats: bool) -> None:
+    """Options that would be silently ignored are usage errors instead."""
+    given = {
+        name
+        for name in ("runs", "as_json")
+        if ctx.get_parameter_source(name) not in (None, click.core.ParameterSource.DEFAULT)
+    }
+    if given and not stats:
+        flags = " and ".join("--json" if name == "as_json" else "--runs" for name in sorted(given))
+        raise click.UsageError(f"{flags} only appl{'y' if len(given) > 1 else 'ies'} with --stats.")
+    if lossy and format_name != "auto":
+        raise click.UsageError(f"--lossy only applies to --as auto (--as {format_name} is one format by name).")
+    if operation and format_name in ("outline", "table", "toon", "json"):
+        raise click.UsageError(f"--operation picks a line format; it has no effect with --as {format_name}.")
 
 
 def _renderer(format_name: str, operation: str | None, lossy: bool, failure_log: Any, name: str) -> Any:
@@ -95,6 +122,8 @@ def _read_value(file: str) -> Any:
     from pflow_structure.errors import ParameterError
 
     name = "standard input" if file == "-" else file
+    if file == "-" and sys.stdin is None:
+        raise ParameterError("Standard input is closed; pipe JSON into format -, or give a FILE.")
     try:
         if file == "-":
             raw = sys.stdin.buffer.read(MAX_INPUT_BYTES + 1)
@@ -108,7 +137,9 @@ def _read_value(file: str) -> Any:
             f"{name} is over {MAX_INPUT_BYTES // (1024 * 1024)} MB; format is for outputs small enough to show."
         )
     try:
-        return json.loads(raw.decode("utf-8-sig"))
+        return json.loads(raw.decode("utf-8-sig"), parse_constant=_refuse_constant, object_pairs_hook=_unique_keys)
+    except _NotStrictJson as exc:
+        raise ParameterError(f"{name} is not strict JSON: {exc}. Fix it: JSON readers differ on it.") from None
     except UnicodeDecodeError as exc:
         raise ParameterError(f"{name} is not UTF-8 text (byte {exc.start}); format reads JSON.") from None
     except RecursionError:
@@ -117,3 +148,24 @@ def _read_value(file: str) -> Any:
         raise ParameterError(
             f"{name} is not JSON: {exc.msg} at line {exc.lineno}, column {exc.colno}. Fix it or pass a JSON file."
         ) from None
+    except ValueError as exc:  # Python refuses integers of over 4,300 digits
+        raise ParameterError(
+            f"{name} cannot be read: {str(exc).split(';')[0]}. Write such a number as a string."
+        ) from None
+
+
+class _NotStrictJson(ValueError):
+    pass
+
+
+def _refuse_constant(name: str) -> Any:
+    raise _NotStrictJson(f"{name} is not a JSON number")
+
+
+def _unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    value: dict[str, Any] = {}
+    for key, item in pairs:
+        if key in value:
+            raise _NotStrictJson(f"the key {json.dumps(key, ensure_ascii=False)[:80]} appears twice in one object")
+        value[key] = item
+    return value

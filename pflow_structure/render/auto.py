@@ -28,6 +28,7 @@ from pflow_structure.render.outline import OutlineFields, parse_outline, render_
 from pflow_structure.render.tables import parse_markdown_table, parse_toon, render_markdown_table
 from pflow_structure.render.tables import render_toon as _render_toon
 from pflow_structure.render.tokens import count_tokens
+from pflow_structure.render.tokens import method as token_method
 
 FORMATS = ("outline", "toon", "table", "lines", "json")
 SLOW_MS = 50.0
@@ -75,6 +76,7 @@ def render_auto(
     >>> render_auto([{"id": 1, "name": "Ada"}, {"id": 2, "name": "Bo"}]).format
     'toon'
     """
+    token_method()  # builds the vocabulary once per process (about a second): not render time
     started = clock()
     request = _Request(value, operation, query, now, exact)
     json_text, json_failure = _json_or_repr(value)
@@ -124,7 +126,10 @@ def render_as(
     builders = dict(_CANDIDATES)
     if format_name not in builders:
         raise ValueError(f"unknown format {format_name!r}; use one of {', '.join(FORMATS)}")
-    return _printable(builders[format_name](_Request(value, operation, query, now, False)))
+    try:
+        return _printable(builders[format_name](_Request(value, operation, query, now, False)))
+    except RecursionError:
+        raise NotRepresentable(f"the value is nested too deeply to show as {format_name}") from None
 
 
 def render_named(
@@ -208,8 +213,10 @@ def _outline(request: _Request) -> str:
 def _lines(request: _Request) -> str:
     if request.exact:
         raise NotRepresentable("line formats are summaries; exact=False admits them")
-    if not isinstance(request.value, (list, Mapping)) or not request.value:
+    if not isinstance(request.value, (list, Mapping)):
         raise NotRepresentable("line formats need a list or a dict")
+    if not request.value:
+        raise NotRepresentable(f"an empty {'list' if isinstance(request.value, list) else 'dict'} has no lines")
     if request.operation is None and not _is_list_of_dicts(request.value):
         raise NotRepresentable("the generic line format needs a list of dicts")
     return render_lines(request.value, request.operation, query=request.query, now=request.now)

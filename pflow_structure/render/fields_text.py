@@ -113,6 +113,7 @@ def _table(
     total, end = totals[paths[0]], offset + count
     notes = [f"items {offset}-{end - 1} of {total}"] if (end < total or offset) and count else []
     notes += [f"{offset_hint} {end} for more"] if end < total and count else []
+    notes += [f"none of {total} items shown (offset {offset})"] if total and not count else []
     notes += [f"{missing[path]} of {total} items lack {path} (null)" for path in paths if missing.get(path)]
     note = f"  # {'; '.join(notes)}" if notes else ""
     body = _indented(render(rows)) if rows else "  []"
