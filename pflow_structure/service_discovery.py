@@ -6,7 +6,8 @@ when the file exists, pflow's ``registry.json`` (read only; ``settings.pflow_reg
 Workflows come from the store in ``settings.workflows_dir``. Files that cannot be read are
 skipped and reported in ``warnings``: nothing here prints.
 
-- :func:`discover`: phase 1, a name and one line per node and workflow (markdown ``context``).
+- :func:`discover`: phase 1, a name and one line per node and workflow (markdown ``context``),
+  optionally only those matching ``query`` (words in the name or description) or of one ``kind``.
 - :func:`describe`: phase 2, the full interfaces of the chosen few, or the missing-components
   error (``error``, ``missing_nodes``, ``missing_workflows``, ``suggestions``).
 - :func:`list_workflows`, :func:`show_workflow`, :func:`save_workflow_text`,
@@ -45,19 +46,43 @@ def _workflows(settings: Settings, wanted: Sequence[str] | None) -> tuple[list[d
     return loaded.workflows, loaded.warnings
 
 
+def _printable(warnings: Sequence[str]) -> list[str]:
+    """Warnings that print as UTF-8: a file name with bytes that are not UTF-8 shows them as U+FFFD."""
+    from pflow_structure.discovery.files import clean_text
+
+    return [clean_text(warning) for warning in warnings]
+
+
 def discover(
-    settings: Settings, *, node_ids: Sequence[str] | None = None, workflow_names: Sequence[str] | None = None
+    settings: Settings,
+    *,
+    node_ids: Sequence[str] | None = None,
+    workflow_names: Sequence[str] | None = None,
+    query: str | None = None,
+    kind: str | None = None,
+    narrow_hint: str | None = None,
 ) -> dict[str, Any]:
     """Phase 1: the discovery context (markdown, at most 10 KB) and the entries it lists.
 
-    ``None`` means all; unknown names are skipped. Returns ``context``, ``nodes`` (name,
-    description, source), ``workflows`` (name, description), ``node_count``,
-    ``workflow_count``, ``warnings`` and ``shadowed`` (pflow nodes hidden by ours).
+    ``None`` means all; unknown names are skipped. ``query`` keeps the entries whose name or
+    one-line description holds every word of it (ignoring case); ``kind`` (``nodes`` or
+    ``workflows``) keeps one kind. ``narrow_hint`` ends the marker shown when entries do not
+    fit: how this caller's user asks for fewer (default: MCP's ``list_nodes`` arguments).
+    Returns ``context``, ``nodes`` (name, description, source), ``workflows`` (name,
+    description), ``node_count``, ``workflow_count``, ``warnings`` and ``shadowed`` (pflow
+    nodes hidden by ours).
     """
     from pflow_structure.discovery import build_discovery_context
-    from pflow_structure.discovery.context import node_description
+    from pflow_structure.discovery.context import KINDS, NARROW_HINT, matches_query, node_description
     from pflow_structure.discovery.interface import first_line
+    from pflow_structure.errors import ParameterError
 
+    if kind is not None and kind not in KINDS:
+        raise ParameterError(f"Unknown kind {str(kind)[:80]!r}: use {' or '.join(KINDS)}, or leave it out for both.")
+    if kind == "workflows":
+        node_ids = []
+    elif kind == "nodes":
+        workflow_names = []
     sources = node_sources(settings)
     saved, workflow_warnings = _workflows(settings, workflow_names)
     metadata = sources.metadata
@@ -73,13 +98,23 @@ def discover(
         for name in chosen_nodes
     ]
     flows = [{"name": name, "description": first_line(by_name[name]["description"])} for name in chosen_flows]
+    if query is not None:
+        nodes = [node for node in nodes if matches_query(query, node["name"], node["description"])]
+        flows = [flow for flow in flows if matches_query(query, flow["name"], flow["description"])]
+    context = build_discovery_context(
+        [node["name"] for node in nodes],
+        [flow["name"] for flow in flows],
+        metadata,
+        saved,
+        narrow_hint=narrow_hint or NARROW_HINT,
+    )
     return {
-        "context": build_discovery_context(chosen_nodes, chosen_flows, metadata, saved),
+        "context": context,
         "nodes": nodes,
         "workflows": flows,
         "node_count": len(nodes),
         "workflow_count": len(flows),
-        "warnings": sources.warnings + workflow_warnings,
+        "warnings": _printable(sources.warnings + workflow_warnings),
         "shadowed": sources.shadowed,
     }
 
@@ -95,7 +130,7 @@ def describe(settings: Settings, node_ids: Sequence[str], workflow_names: Sequen
 
     sources = node_sources(settings)
     saved, workflow_warnings = _workflows(settings, list(workflow_names))
-    warnings = sources.warnings + workflow_warnings
+    warnings = _printable(sources.warnings + workflow_warnings)
     planned = build_planning_context(list(node_ids), list(workflow_names), sources.metadata, saved)
     if not isinstance(planned, str):
         return {**planned, "warnings": warnings}
@@ -113,17 +148,19 @@ def list_workflows(settings: Settings) -> dict[str, Any]:
 
     loaded = load_workflows(settings.workflows_dir)
     summaries = [{key: flow[key] for key in WORKFLOW_SUMMARY_FIELDS} for flow in loaded.workflows]
-    return {"directory": str(settings.workflows_dir), "workflows": summaries, "warnings": loaded.warnings}
+    return {"directory": str(settings.workflows_dir), "workflows": summaries, "warnings": _printable(loaded.warnings)}
 
 
 def show_workflow(settings: Settings, name: str) -> dict[str, Any]:
-    """One saved workflow: ``workflow`` (the stored record) and ``context`` (its planning block)."""
+    """One saved workflow: ``workflow`` (the stored record, named by its file), ``context`` (its
+    planning block) and ``warnings`` (what was repaired while reading it)."""
     from pflow_structure.discovery import build_planning_context, load_workflow
 
-    record = load_workflow(settings.workflows_dir, name)  # its name is the file's: refused otherwise
+    warnings: list[str] = []
+    record = load_workflow(settings.workflows_dir, name, warnings=warnings)
     context = build_planning_context([], [name], {}, [record])
     assert isinstance(context, str), context  # the one workflow asked for is the one given
-    return {"workflow": record, "context": context}
+    return {"workflow": record, "context": context, "warnings": _printable(warnings)}
 
 
 def saved_workflow_path(settings: Settings, name: str) -> Path:
@@ -138,18 +175,33 @@ def saved_workflow_path(settings: Settings, name: str) -> Path:
 
 
 def save_workflow_text(
-    settings: Settings, name: str, text: str, description: str, *, where: str, tags: Sequence[str] = ()
+    settings: Settings, name: str, text: str | bytes, description: str, *, where: str, tags: Sequence[str] = ()
 ) -> dict[str, Any]:
-    """Save a workflow from JSON text: a workflow IR (``{"nodes": [...], ...}``) or a saved record's ``ir``.
+    """Save a workflow from JSON text (or its UTF-8 bytes): a workflow IR (``{"nodes": [...], ...}``)
+    or a saved record's ``ir``. ``where`` names the input in messages (a file name, or stdin).
 
     Returns ``workflow`` (the stored record), ``path`` and ``replaced`` (an older one existed).
+    Bad input (not UTF-8, not JSON, nested too deeply, text that is not valid Unicode, an empty
+    description) is an :class:`~pflow_structure.errors.InvalidWorkflowError`; nothing is written.
     """
     from pflow_structure.discovery import save_workflow
+    from pflow_structure.discovery.files import invalid_text_at
     from pflow_structure.discovery.workflows import workflow_path
     from pflow_structure.errors import InvalidWorkflowError
 
+    path = workflow_path(settings.workflows_dir, name)
+    if isinstance(text, bytes):
+        try:
+            text = text.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            raise InvalidWorkflowError(
+                f"{where}: not UTF-8 text (byte 0x{text[exc.start]:02x} at offset {exc.start}); save the file as "
+                "UTF-8 JSON."
+            ) from None
     try:
         data = json.loads(text)
+    except RecursionError:
+        raise InvalidWorkflowError(f"{where}: invalid JSON (nested too deeply); flatten the IR.") from None
     except ValueError as exc:
         raise InvalidWorkflowError(f"{where}: invalid JSON ({exc}); a workflow file holds a JSON object.") from None
     ir = data["ir"] if isinstance(data, dict) and "ir" in data and "nodes" not in data else data
@@ -157,7 +209,12 @@ def save_workflow_text(
         raise InvalidWorkflowError(
             f"{where}: a workflow IR is a JSON object with a nodes list, not {type(ir).__name__}."
         )
-    path = workflow_path(settings.workflows_dir, name)
+    at = invalid_text_at(ir)
+    if at is not None:
+        raise InvalidWorkflowError(
+            f"{where}: the IR{f' (at {at[:80]})' if at else ''} holds a lone surrogate escape such as \\ud800, "
+            "which is not valid Unicode text; fix the file."
+        )
     replaced = path.is_file()
     record = save_workflow(settings.workflows_dir, name, description, ir, tags=tags)
     return {"workflow": record, "path": str(path), "replaced": replaced}

@@ -9,6 +9,9 @@ from __future__ import annotations
 
 import json
 import os
+import shlex
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -392,3 +395,216 @@ def test_python_m_nodes_lists_pflow_nodes_then_describes_two(pflow_registry: Pat
 def test_python_m_nodes_describe_of_a_missing_node_exits_1() -> None:
     result = python_m("nodes", "--describe", "shel")
     assert (result.returncode, result.stdout, result.stderr) == (1, "", MISSING_SHEL)
+
+
+# -- defects found in review: bad text, odd files, filters, the name a file is known by -------
+
+
+def _write_workflow(directory: Path, file_name: str, text: str) -> Path:
+    directory.mkdir(parents=True, exist_ok=True)
+    path = directory / f"{file_name}.json"
+    path.write_text(text, encoding="utf-8")
+    return path
+
+
+SURROGATE_WORKFLOW = '{"name": "sur", "description": "bad \\ud800 desc", "ir": {"nodes": []}}'
+
+
+@pytest.mark.parametrize(
+    ("args", "shown"),
+    [
+        (("nodes",), "sur     bad \ufffd desc"),
+        (("nodes", "--markdown"), "- sur: bad \ufffd desc"),
+        (("nodes", "--workflow", "sur"), "### sur (workflow)\nbad \ufffd desc\n"),
+        (("workflows", "show", "sur"), "### sur (workflow)\nbad \ufffd desc\n"),
+        (("workflows", "list"), "sur     bad \ufffd desc"),
+    ],
+)
+def test_a_lone_surrogate_in_a_saved_workflow_is_shown_as_u_fffd_with_a_warning(
+    workflows_dir: Path, ir_file: Path, args: tuple[str, ...], shown: str
+) -> None:
+    path = _write_workflow(workflows_dir, "sur", SURROGATE_WORKFLOW)
+    save_titles(ir_file)
+    outcome = invoke(*args)
+    assert outcome.exit_code == 0, outcome.stderr
+    assert shown in outcome.stdout
+    assert f"Warning: {path} holds 1 text value(s) that are not valid Unicode" in outcome.stderr
+
+
+def test_a_lone_surrogate_in_pflow_s_registry_is_shown_as_u_fffd(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    registry = tmp_path / "registry.json"
+    registry.write_text(
+        '{"nodes":{"y":{"interface":{"description":"ok","inputs":[{"key":"k","type":"str","description":"\\udfff"}]}}}}',
+        encoding="utf-8",
+    )
+    monkeypatch.setenv("PFLOW_STRUCTURE_PFLOW_REGISTRY", str(registry))
+    outcome = invoke("nodes", "--describe", "y")
+    assert outcome.exit_code == 0, outcome.stderr
+    assert "- `k: str` - \ufffd\n" in outcome.stdout
+    assert "they are shown as U+FFFD" in outcome.stderr
+
+
+def test_a_fifo_at_the_registry_path_is_a_warning_not_a_hang(tmp_path: Path) -> None:
+    fifo = tmp_path / "registry.json"
+    os.mkfifo(fifo)
+    completed = python_m("nodes", env={"PFLOW_STRUCTURE_PFLOW_REGISTRY": str(fifo)})  # times out if it blocks
+    assert (completed.returncode, completed.stdout) == (0, BUILTIN_LINES)
+    assert (
+        completed.stderr
+        == f"Warning: pflow registry {fifo} cannot be read (not a regular file); its nodes are left out.\n"
+    )
+
+
+def test_nodes_query_and_kind_narrow_the_list(ir_file: Path) -> None:
+    save_titles(ir_file)
+    assert invoke("nodes", "--query", "JSON file").stdout == (
+        "read-json  Read a JSON or JSON Lines file into the shared store.\n"
+    )
+    assert invoke("nodes", "--query", "read").stdout == (
+        "read-json  Read a JSON or JSON Lines file into the shared store.\n\nSaved workflows:\ntitles  Read a file\n"
+    )
+    assert invoke("nodes", "--kind", "workflows").stdout == "Saved workflows:\ntitles  Read a file\n"
+    assert invoke("nodes", "--kind", "nodes").stdout == BUILTIN_LINES
+    assert invoke("nodes", "--kind", "workflows", "--json").stdout == (
+        '[\n  {\n    "name": "titles",\n    "description": "Read a file"\n  }\n]\n'
+    )
+    assert invoke("nodes", "--query", "nothing-like-this").stdout == (
+        "Nothing matches 'nothing-like-this'; try fewer or other words.\n"
+    )
+    refused = invoke("nodes", "--describe", "shell", "--query", "x")
+    assert refused.exit_code == 2 and "--query and --kind narrow the list" in refused.stderr
+
+
+def test_a_cut_markdown_list_names_the_option_that_narrows_it(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    registry = tmp_path / "registry.json"
+    nodes = {f"pflow-node-{index:04d}": {"docstring": f"Pflow node number {index}."} for index in range(1500)}
+    registry.write_text(json.dumps({"nodes": nodes}), encoding="utf-8")
+    monkeypatch.setenv("PFLOW_STRUCTURE_PFLOW_REGISTRY", str(registry))
+    for index in range(20):
+        _write_workflow(
+            Path(os.environ["PFLOW_STRUCTURE_WORKFLOWS_DIR"]),
+            f"flow-{index:02d}",
+            json.dumps({"name": f"flow-{index:02d}", "description": "A flow", "ir": {"nodes": []}}),
+        )
+    text = invoke("nodes", "--markdown").stdout
+    assert len(text.encode()) <= 10 * 1024 + 1  # the newline click adds
+    assert "- flow-19" in text  # every saved workflow still shown: the nodes cannot take all the room
+    assert (
+        text.rstrip("\n")
+        .splitlines()[-1]
+        .endswith(
+            "Run `pflow-structure nodes --markdown --query WORDS` (found in names and descriptions) or add "
+            "`--kind nodes` or `--kind workflows` to see the rest.]"
+        )
+    )
+    narrowed = invoke("nodes", "--markdown", "--query", "number 1499").stdout
+    assert narrowed == "## Available Nodes\n\n- pflow-node-1499: Pflow node number 1499.\n"
+
+
+@pytest.mark.parametrize(
+    ("content", "extra", "error"),
+    [
+        (b"\xff{}", (), "Error: {file}: not UTF-8 text (byte 0xff at offset 0); save the file as UTF-8 JSON.\n"),
+        (b"[" * 100_000 + b"]" * 100_000, (), "Error: {file}: invalid JSON (nested too deeply); flatten the IR.\n"),
+        (
+            b'{"nodes": [{"id": "a", "type": "b", "params": {"x": "\\ud800"}}]}',
+            (),
+            "Error: {file}: the IR (at nodes[0].params.x) holds a lone surrogate escape such as \\ud800, which is "
+            "not valid Unicode text; fix the file.\n",
+        ),
+        (
+            b'{"nodes": []}',
+            ("--description", "bad\udcff"),
+            "Error: workflow 'w': the description is not valid Unicode text: it holds a byte that is not UTF-8 or a "
+            "lone surrogate escape such as \\ud800. Pass UTF-8 text.\n",
+        ),
+        (
+            b'{"nodes": []}',
+            ("--tag", "x\udcff"),
+            "Error: workflow 'w': a tag is not valid Unicode text: it holds a byte that is not UTF-8 or a lone "
+            "surrogate escape such as \\ud800. Pass UTF-8 text.\n",
+        ),
+        (
+            b'{"nodes": []}',
+            ("--description", " \t"),
+            "Error: workflow 'w': the description is empty; give one line saying what the workflow does.\n",
+        ),
+        (
+            None,
+            (),
+            "Error: {file}: cannot be read (No such file or directory); pass a JSON file with the workflow IR, "
+            "or - for stdin.\n",
+        ),
+    ],
+)
+def test_workflows_save_refuses_bad_input_with_one_error_line_and_writes_nothing(
+    tmp_path: Path, workflows_dir: Path, content: bytes | None, extra: tuple[str, ...], error: str
+) -> None:
+    file = tmp_path / "in.json"
+    if content is not None:
+        file.write_bytes(content)
+    options = extra if "--description" in extra else ("--description", "d", *extra)
+    outcome = invoke("workflows", "save", "w", str(file), *options)
+    assert (outcome.exit_code, outcome.stdout, outcome.stderr) == (1, "", error.format(file=file))
+    assert not workflows_dir.exists()
+
+
+def test_workflows_save_with_stdin_closed_is_an_error_line(workflows_dir: Path) -> None:
+    completed = subprocess.run(
+        f"exec {shlex.quote(sys.executable)} -m pflow_structure workflows save w6 - --description d <&-",
+        shell=True,
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert (completed.returncode, completed.stdout) == (1, "")
+    assert completed.stderr == "Error: stdin is closed; pass the workflow IR as FILE, or pipe it into stdin.\n"
+    assert not workflows_dir.exists()
+
+
+def test_workflows_list_shows_the_first_line_of_a_multi_line_description(workflows_dir: Path) -> None:
+    record = {"name": "multi", "description": "First line\nsecond line\nthird", "ir": {"nodes": []}}
+    _write_workflow(workflows_dir, "multi", json.dumps(record))
+    assert invoke("workflows", "list").stdout == "multi  First line\n"
+    assert json.loads(invoke("workflows", "list", "--json").stdout)[0]["description"] == record["description"]
+
+
+@pytest.mark.parametrize("args", [("nodes",), ("nodes", "--markdown"), ("workflows", "list")])
+def test_read_only_commands_create_no_directory(workflows_dir: Path, args: tuple[str, ...]) -> None:
+    assert not workflows_dir.parent.exists() or not workflows_dir.exists()
+    outcome = invoke(*args)
+    assert outcome.exit_code == 0, outcome.stderr
+    assert not workflows_dir.exists()
+
+
+def test_a_record_named_unlike_its_file_is_listed_shown_described_and_deleted_by_the_file_name(
+    workflows_dir: Path,
+) -> None:
+    path = _write_workflow(
+        workflows_dir, "mismatch", json.dumps({"name": "other", "description": "Mismatched", "ir": {"nodes": []}})
+    )
+    warning = (
+        f"Warning: {path} names its workflow 'other'; it is listed as 'mismatch', its file name, which show, "
+        "delete and describe use. Set its name to 'mismatch' (or save it again) to silence this warning.\n"
+    )
+    listed = invoke("workflows", "list")
+    assert (listed.stdout, listed.stderr) == ("mismatch  Mismatched\n", warning)
+    assert invoke("nodes").stdout.endswith("Saved workflows:\nmismatch  Mismatched\n")
+    for args in (("workflows", "show", "mismatch"), ("nodes", "--workflow", "mismatch")):
+        shown = invoke(*args)
+        assert (shown.exit_code, shown.stderr) == (0, warning)
+        assert "### mismatch (workflow)\nMismatched\n" in shown.stdout
+    assert invoke("workflows", "show", "other").exit_code == 1
+    assert invoke("workflows", "delete", "mismatch", "--yes").stdout == "Deleted workflow 'mismatch'.\n"
+    assert not path.exists()
+
+
+def test_close_matches_ignore_case(ir_file: Path) -> None:
+    save_titles(ir_file)
+    outcome = invoke("nodes", "--workflow", "TITLES", "--describe", "SHELL")
+    assert outcome.exit_code == 1
+    assert "- Unknown nodes: SHELL (did you mean shell?)" in outcome.stderr
+    assert "- Unknown workflows: TITLES (did you mean titles?)" in outcome.stderr

@@ -23,6 +23,7 @@ from pflow_structure.discovery import (
     load_workflows,
     read_pflow_registry,
 )
+from pflow_structure.discovery.context import matches_query
 from pflow_structure.registry import available_nodes
 
 DATA = Path(__file__).resolve().parent / "data" / "discovery"
@@ -152,13 +153,82 @@ def test_discovery_over_the_limit_shortens_descriptions_and_keeps_every_name() -
     ]
 
 
-def test_discovery_far_over_the_limit_drops_entries_with_a_marker() -> None:
-    text = build_discovery_context(None, None, fixture_registry(), fixture_workflows(), limit=250)
-    assert len(text.encode()) <= 250
-    assert text.splitlines()[-1] == (
-        "[… 5 more nodes and workflows not shown: the discovery context is limited to 250 bytes. "
-        "Pass node_ids or workflow_names to narrow it.]"
+def _names(kind: str, count: int) -> list[dict[str, Any]]:
+    return [{"name": f"{kind}-{index:04d}", "description": f"The {kind} number {index}."} for index in range(count)]
+
+
+def _shown(text: str, prefix: str) -> list[str]:
+    return [line[2:] for line in text.splitlines() if line.startswith(f"- {prefix}")]
+
+
+def test_discovery_far_over_the_limit_drops_entries_with_a_marker_that_names_the_arguments() -> None:
+    registry = {entry["name"]: {"docstring": entry["description"]} for entry in _names("node", 30)}
+    text = build_discovery_context(None, None, registry, _names("flow", 30), limit=600)
+    assert len(text.encode()) <= 600
+    assert (_shown(text, "node"), _shown(text, "flow")) == (
+        [f"node-{index:04d}" for index in range(12)],  # an equal share each
+        [f"flow-{index:04d}" for index in range(12)],
     )
+    assert text.splitlines()[-1] == (
+        "[… 18 of 30 nodes and 18 of 30 workflows not shown: the discovery context is limited to 600 bytes. "
+        'Call list_nodes with query="words" (found in names and descriptions) or kind="nodes" or kind="workflows" '
+        "to see the rest.]"
+    )
+
+
+def test_discovery_marker_ends_with_the_callers_hint() -> None:
+    registry = {entry["name"]: {"docstring": entry["description"]} for entry in _names("node", 30)}
+    text = build_discovery_context(None, [], registry, limit=400, narrow_hint="Use --query.")
+    assert text.splitlines()[-1].endswith("not shown: the discovery context is limited to 400 bytes. Use --query.]")
+    assert " workflows" not in text.splitlines()[-1]  # none were hidden
+
+
+def test_a_large_registry_cannot_push_out_every_saved_workflow() -> None:
+    registry, _ = scale_registry(nodes=3000, workflows=0)
+    workflows = _names("flow", 3000)
+    text = build_discovery_context(None, None, registry, workflows)
+    assert len(text.encode()) <= DISCOVERY_LIMIT
+    nodes_shown = len([line for line in text.splitlines() if line.startswith("- ") and "flow-" not in line])
+    flows_shown = len(_shown(text, "flow-"))
+    assert flows_shown > 100 and abs(nodes_shown - flows_shown) <= 1
+
+
+def test_room_one_kind_leaves_goes_to_the_other() -> None:
+    registry = {entry["name"]: {"docstring": entry["description"]} for entry in _names("node", 3)}
+    text = build_discovery_context(None, None, registry, _names("flow", 3000))
+    assert len(text.encode()) <= DISCOVERY_LIMIT
+    assert _shown(text, "node") == ["node-0000", "node-0001", "node-0002"]
+    shown = len(_shown(text, "flow"))
+    assert shown > 500
+    assert text.splitlines()[-1].startswith(f"[… {3000 - shown:,} of 3,000 workflows not shown: ")
+
+
+@pytest.mark.parametrize(
+    ("query", "expected"),
+    [
+        ("GitHub ISSUE", True),
+        ("github-list", True),
+        ("repository issues", True),
+        ("gitlab", False),
+        ("", True),
+        ("   ", True),
+    ],
+)
+def test_matches_query_wants_every_word_in_any_case(query: str, expected: bool) -> None:
+    assert matches_query(query, "github-list-issues", "List the issues of a repository") is expected
+
+
+def test_unknown_names_are_matched_ignoring_case_and_cut_in_the_message() -> None:
+    huge = "x" * 200_000
+    result = build_planning_context(
+        ["GITHUB-GET-ISSUE", huge], ["Issue-Report"], fixture_registry(), fixture_workflows()
+    )
+    assert isinstance(result, dict)
+    assert result["suggestions"]["GITHUB-GET-ISSUE"][0] == "github-get-issue"
+    assert result["suggestions"]["Issue-Report"] == ["issue-report"]
+    assert len(result["error"]) < 600
+    assert f"{'x' * 79}… (200,000 characters)" in result["error"]
+    assert "- Unknown workflows: Issue-Report (did you mean issue-report?)" in result["error"]
 
 
 def test_planning_group_over_50_kb_is_cut_with_a_marker() -> None:

@@ -74,10 +74,18 @@ def test_saving_again_keeps_created_at_and_moves_updated_at(tmp_path: Path) -> N
     )
 
 
-def test_missing_directory_is_created_and_empty(tmp_path: Path) -> None:
+def test_a_missing_directory_holds_no_workflows_and_reading_creates_nothing(tmp_path: Path) -> None:
     directory = tmp_path / "home" / ".pflow" / "workflows"
     loaded = load_workflows(directory)
-    assert (directory.is_dir(), loaded.workflows, loaded.warnings) == (True, [], [])
+    assert (loaded.workflows, loaded.warnings, list(tmp_path.iterdir())) == ([], [], [])
+
+
+def test_a_file_where_the_directory_should_be_is_a_warning(tmp_path: Path) -> None:
+    (tmp_path / "workflows").write_text("", encoding="utf-8")
+    assert load_workflows(tmp_path / "workflows").warnings == [
+        f"Workflow directory {tmp_path / 'workflows'} is not a directory; pass a directory path. "
+        "No saved workflows were loaded."
+    ]
 
 
 def test_invalid_json_is_skipped_with_a_warning(tmp_path: Path) -> None:
@@ -106,15 +114,82 @@ def test_invalid_ir_is_skipped_with_a_warning(tmp_path: Path) -> None:
     ]
 
 
-def test_duplicate_names_keep_the_one_updated_last(tmp_path: Path) -> None:
-    _write(tmp_path, "a-copy", _record("shared", updated_at="2024-02-01T00:00:00Z", description="newer"))
-    _write(tmp_path, "shared", _record("shared", updated_at="2024-01-01T00:00:00Z", description="older"))
+def test_a_record_naming_another_workflow_is_listed_under_its_file_name_with_a_warning(tmp_path: Path) -> None:
+    _write(tmp_path, "a-copy", _record("shared", description="copy"))
+    _write(tmp_path, "shared", _record("shared", description="original"))
     loaded = load_workflows(tmp_path)
-    assert [w["description"] for w in loaded.workflows] == ["newer"]
+    assert [(w["name"], w["description"]) for w in loaded.workflows] == [("a-copy", "copy"), ("shared", "original")]
     assert loaded.warnings == [
-        f"{tmp_path / 'a-copy.json'} holds workflow 'shared'; rename the file to shared.json.",
-        "Duplicate workflow name 'shared' in a-copy.json and shared.json; using a-copy.json (updated last).",
+        f"{tmp_path / 'a-copy.json'} names its workflow 'shared'; it is listed as 'a-copy', its file name, which "
+        "show, delete and describe use. Set its name to 'a-copy' (or save it again) to silence this warning."
     ]
+    warnings: list[str] = []
+    assert load_workflow(tmp_path, "a-copy", warnings=warnings)["description"] == "copy"
+    assert warnings == loaded.warnings
+    delete_workflow(tmp_path, "a-copy")
+    assert [w["name"] for w in load_workflows(tmp_path).workflows] == ["shared"]
+
+
+def test_a_file_whose_name_is_not_a_workflow_name_is_skipped_with_a_warning(tmp_path: Path) -> None:
+    path = _write(tmp_path, "my flow", _record("my-flow"))
+    loaded = load_workflows(tmp_path)
+    assert (loaded.workflows, len(loaded.warnings)) == ([], 1)
+    assert loaded.warnings[0].startswith(f"Skipped {path}: its file name is not a workflow name (names are 1 to")
+    assert loaded.warnings[0].endswith("; rename the file.")
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        '{"name": "sur", "description": "bad \\ud800 desc", "ir": {"nodes": []}}',
+        '{"name": "sur", "description": "ok", "tags": ["\\udfff"], "ir": {"nodes": [], "x": {"\\ud800": 1}}}',
+    ],
+)
+def test_text_that_is_not_valid_unicode_is_read_as_u_fffd_with_a_warning(tmp_path: Path, text: str) -> None:
+    path = _write(tmp_path, "sur", text)
+    _write(tmp_path, "good", _record("good"))
+    loaded = load_workflows(tmp_path)
+    assert [w["name"] for w in loaded.workflows] == ["good", "sur"]
+    json.dumps(loaded.workflows, ensure_ascii=False).encode("utf-8")  # no lone surrogate left
+    assert "\ufffd" in json.dumps(loaded.workflows[1], ensure_ascii=False)
+    (warning,) = loaded.warnings
+    assert warning.startswith(f"{path} holds ") and "they are shown as U+FFFD" in warning
+
+
+def test_a_workflow_nested_too_deeply_is_skipped_with_a_warning(tmp_path: Path) -> None:
+    path = _write(tmp_path, "deep", "[" * 100_000 + "]" * 100_000)
+    _write(tmp_path, "good", _record("good"))
+    loaded = load_workflows(tmp_path)
+    assert [w["name"] for w in loaded.workflows] == ["good"]
+    assert loaded.warnings == [f"Skipped {path}: invalid JSON (nested too deeply); fix the file or delete it."]
+
+
+def test_a_fifo_in_the_directory_is_skipped_without_waiting(tmp_path: Path) -> None:
+    os.mkfifo(tmp_path / "pipe.json")
+    _write(tmp_path, "good", _record("good"))
+    loaded = load_workflows(tmp_path)
+    assert [w["name"] for w in loaded.workflows] == ["good"]
+    assert loaded.warnings == [f"Skipped {tmp_path / 'pipe.json'}: cannot be read (not a regular file)."]
+
+
+@pytest.mark.parametrize(
+    ("description", "tags", "ir", "words"),
+    [
+        ("", (), IR, "workflow 'w': the description is empty; give one line saying what the workflow does."),
+        ("  \n", (), IR, "the description is empty"),
+        ("bad \udcff", (), IR, "workflow 'w': the description is not valid Unicode text: it holds a byte that is"),
+        ("ok", ("fine", "x\udcff"), IR, "workflow 'w': a tag is not valid Unicode text"),
+        ("ok", (), {"nodes": [], "x": ["\ud800"]}, "workflow 'w': the IR (at x[0]) is not valid Unicode text"),
+    ],
+)
+def test_save_refuses_an_empty_description_and_text_that_is_not_unicode(
+    tmp_path: Path, description: str, tags: tuple[str, ...], ir: dict[str, Any], words: str
+) -> None:
+    directory = tmp_path / "store"
+    with pytest.raises(InvalidWorkflowError) as caught:
+        save_workflow(directory, "w", description, ir, tags=tags)
+    assert words in str(caught.value)
+    assert not directory.exists()  # nothing written, not even the directory
 
 
 def test_file_over_one_megabyte_is_skipped(tmp_path: Path) -> None:

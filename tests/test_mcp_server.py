@@ -420,3 +420,86 @@ def test_a_node_that_prints_cannot_corrupt_the_stdio_channel(capsys: pytest.Capt
     assert captured.out == ""
     assert "debug output from a node" in captured.err
     assert result["structuredContent"] == {"ok": 1}
+
+
+# -- review defects: bad text and odd files must not break discovery; list_nodes can narrow ------
+
+
+def test_a_lone_surrogate_in_a_workflow_or_the_registry_does_not_break_discovery(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    workflows = tmp_path / "workflows"
+    workflows.mkdir()
+    (workflows / "sur.json").write_text(
+        '{"name": "sur", "description": "bad \\ud800 desc", "ir": {"nodes": []}}', encoding="utf-8"
+    )
+    registry = tmp_path / "registry.json"
+    registry.write_text(
+        '{"nodes":{"y":{"interface":{"description":"ok","inputs":[{"key":"k","type":"str","description":"\\udfff"}]}}}}',
+        encoding="utf-8",
+    )
+    monkeypatch.setenv("PFLOW_STRUCTURE_WORKFLOWS_DIR", str(workflows))
+    monkeypatch.setenv("PFLOW_STRUCTURE_PFLOW_REGISTRY", str(registry))
+    listed, described = _calls(
+        ("list_nodes", {}),
+        ("describe_nodes", {"node_ids": ["y"], "workflow_names": ["sur"]}),
+    )
+    assert listed["isError"] is False
+    assert "- y: ok\n" in _text(listed) and "- sur: bad \ufffd desc" in _text(listed)
+    assert len(listed["structuredContent"]["warnings"]) == 2
+    assert described["isError"] is False
+    assert "- `k: str` - \ufffd\n" in _text(described) and "### sur (workflow)\nbad \ufffd desc\n" in _text(described)
+
+
+def test_an_unknown_name_with_a_lone_surrogate_is_echoed_as_u_fffd() -> None:
+    """A raw JSON client can send "\\ud800"; the SDK's client cannot, so this calls the answer builder."""
+    pytest.importorskip("mcp")
+    from pflow_structure.mcp.server import answer_with_context
+
+    result = _plain(
+        asyncio.run(answer_with_context(lambda: {"error": "Unknown nodes: \ud800x\n", "missing_nodes": ["\ud800x"]}))
+    )
+    assert result["isError"] is True
+    assert _text(result) == "Error: Unknown nodes: \ufffdx"
+    assert result["structuredContent"]["missing_nodes"] == ["\ufffdx"]
+    json.dumps(result, ensure_ascii=False).encode("utf-8")
+
+
+def test_a_fifo_at_the_registry_path_does_not_hang_list_nodes(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    fifo = tmp_path / "registry.json"
+    os.mkfifo(fifo)
+    monkeypatch.setenv("PFLOW_STRUCTURE_PFLOW_REGISTRY", str(fifo))
+    (result,) = _calls(("list_nodes", {}))  # the session times out if the read blocks
+    assert result["structuredContent"]["warnings"] == [
+        f"pflow registry {fifo} cannot be read (not a regular file); its nodes are left out."
+    ]
+    assert _text(result).startswith(BUILTIN_DISCOVERY)
+
+
+def test_list_nodes_narrows_with_query_and_kind_as_its_marker_says(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    registry = tmp_path / "registry.json"
+    nodes = {f"pflow-node-{index:04d}": {"docstring": f"Pflow node number {index}."} for index in range(1500)}
+    registry.write_text(json.dumps({"nodes": nodes}), encoding="utf-8")
+    monkeypatch.setenv("PFLOW_STRUCTURE_PFLOW_REGISTRY", str(registry))
+    workflows = tmp_path / "workflows"
+    shutil.copytree(DISCOVERY_DATA / "workflows", workflows)
+    monkeypatch.setenv("PFLOW_STRUCTURE_WORKFLOWS_DIR", str(workflows))
+    everything, queried, flows_only, bad_kind = _calls(
+        ("list_nodes", {}),
+        ("list_nodes", {"query": "NUMBER 1499"}),
+        ("list_nodes", {"kind": "workflows"}),
+        ("list_nodes", {"kind": "edges"}),
+    )
+    text = _text(everything)
+    assert len(everything["structuredContent"]["context"].encode()) <= 10 * 1024
+    assert "- issue-report\n" in text and "- triage-issues\n" in text  # the nodes cannot take all the room
+    assert text.splitlines()[-1].endswith(
+        'Call list_nodes with query="words" (found in names and descriptions) or kind="nodes" or kind="workflows" '
+        "to see the rest.]"
+    )
+    assert _text(queried) == "## Available Nodes\n\n- pflow-node-1499: Pflow node number 1499."
+    assert [flow["name"] for flow in flows_only["structuredContent"]["workflows"]] == ["issue-report", "triage-issues"]
+    assert flows_only["structuredContent"]["nodes"] == []
+    assert bad_kind["isError"] is True

@@ -15,11 +15,18 @@ from typing import Any
 import click
 
 from pflow_structure.cli import CONTEXT_SETTINGS, _echo_json, _echo_text, _fails_cleanly, _settings, main
+from pflow_structure.cli_fast import safe_text
+
+NARROW_HINT = (
+    "Run `pflow-structure nodes --markdown --query WORDS` (found in names and descriptions) or add "
+    "`--kind nodes` or `--kind workflows` to see the rest."
+)
+MAX_INPUT_BYTES = 8 * 1024 * 1024  # a stored workflow is at most 1 MB; its input may be indented more
 
 
 def _warn(warnings: Sequence[str]) -> None:
     for warning in warnings:
-        click.echo(f"Warning: {warning}", err=True)
+        click.echo(safe_text(f"Warning: {warning}"), err=True)
 
 
 def _table(rows: Sequence[tuple[str, str]]) -> list[str]:
@@ -44,6 +51,12 @@ def _table(rows: Sequence[tuple[str, str]]) -> list[str]:
     help="Print the full interface of saved workflow NAME (the planning context); repeat for more.",
 )
 @click.option(
+    "--query",
+    metavar="WORDS",
+    help="List only the nodes and workflows whose name or description holds every word (any case).",
+)
+@click.option("--kind", type=click.Choice(["nodes", "workflows"]), help="List only nodes, or only saved workflows.")
+@click.option(
     "--markdown", is_flag=True, help="Print the discovery context as MCP's list_nodes returns it (markdown, 10 KB)."
 )
 @click.option(
@@ -51,12 +64,19 @@ def _table(rows: Sequence[tuple[str, str]]) -> list[str]:
     "as_json",
     is_flag=True,
     help="Print JSON: the nodes as a list of {name, description, source} (saved workflows: `workflows list "
-    "--json`); with --describe or --workflow, the planning result (context, or error and suggestions).",
+    "--json`, or --kind workflows); with --describe or --workflow, the planning result (context, or error and "
+    "suggestions).",
 )
 @click.pass_context
 @_fails_cleanly
 def nodes(
-    ctx: click.Context, node_ids: Sequence[str], workflow_names: Sequence[str], markdown: bool, as_json: bool
+    ctx: click.Context,
+    node_ids: Sequence[str],
+    workflow_names: Sequence[str],
+    query: str | None,
+    kind: str | None,
+    markdown: bool,
+    as_json: bool,
 ) -> None:
     """List the nodes and the saved workflows, one line each.
 
@@ -65,6 +85,7 @@ def nodes(
 
     \b
       pflow-structure nodes
+      pflow-structure nodes --query "github issue" --kind workflows
       pflow-structure nodes --describe read-json --describe shell
       pflow-structure nodes --workflow fix-github-issue
 
@@ -77,18 +98,22 @@ def nodes(
     if markdown and as_json:
         raise click.UsageError("--markdown and --json cannot be combined; choose one.", ctx)
     if node_ids or workflow_names:
+        if query is not None or kind is not None:
+            raise click.UsageError("--query and --kind narrow the list; leave them out with --describe or --workflow.")
         _print_planning(ctx, node_ids, workflow_names, as_json)
         return
     from pflow_structure.service_discovery import discover
 
-    found = discover(_settings(ctx))
+    found = discover(_settings(ctx), query=query, kind=kind, narrow_hint=NARROW_HINT)
     _warn(found["warnings"])
     if as_json:
-        _echo_json(found["nodes"])
+        _echo_json(found["nodes"] if kind != "workflows" else found["workflows"])
     elif markdown:
         _echo_text(found["context"])
-    else:
+    elif found["nodes"] or found["workflows"]:
         _echo_text("\n".join(_discovery_lines(found)))
+    else:
+        click.echo(f"Nothing matches {query!r}; try fewer or other words." if query else f"No {kind} to list.")
 
 
 def _discovery_lines(found: dict[str, Any]) -> list[str]:
@@ -99,7 +124,8 @@ def _discovery_lines(found: dict[str, Any]) -> list[str]:
     ]
     lines = _table(rows)
     if found["workflows"]:
-        lines += ["", "Saved workflows:", *_table([(flow["name"], flow["description"]) for flow in found["workflows"]])]
+        flows = _table([(flow["name"], flow["description"]) for flow in found["workflows"]])
+        lines += ["", "Saved workflows:", *flows] if lines else ["Saved workflows:", *flows]
     return lines
 
 
@@ -133,6 +159,7 @@ def workflows() -> None:
 @_fails_cleanly
 def workflows_list(ctx: click.Context, as_json: bool) -> None:
     """List saved workflows: name and description."""
+    from pflow_structure.discovery.interface import first_line
     from pflow_structure.service_discovery import list_workflows
 
     listed = list_workflows(_settings(ctx))
@@ -142,7 +169,8 @@ def workflows_list(ctx: click.Context, as_json: bool) -> None:
     elif not listed["workflows"]:
         click.echo(f"No saved workflows in {listed['directory']}")
     else:
-        _echo_text("\n".join(_table([(flow["name"], flow["description"]) for flow in listed["workflows"]])))
+        rows = [(flow["name"], first_line(flow["description"])) for flow in listed["workflows"]]
+        _echo_text("\n".join(_table(rows)))
 
 
 @workflows.command("show", context_settings=CONTEXT_SETTINGS)
@@ -155,6 +183,7 @@ def workflows_show(ctx: click.Context, name: str, as_json: bool) -> None:
     from pflow_structure.service_discovery import show_workflow
 
     shown = show_workflow(_settings(ctx), name)
+    _warn(shown["warnings"])
     if as_json:
         _echo_json(shown["workflow"])
     else:
@@ -163,12 +192,12 @@ def workflows_show(ctx: click.Context, name: str, as_json: bool) -> None:
 
 @workflows.command("save", context_settings=CONTEXT_SETTINGS)
 @click.argument("name")
-@click.argument("file", type=click.File("r", encoding="utf-8"))
+@click.argument("file")
 @click.option("--description", required=True, help="One line saying what the workflow does (shown by discovery).")
 @click.option("--tag", "tags", multiple=True, metavar="TAG", help="A tag to store with the workflow; repeat for more.")
 @click.pass_context
 @_fails_cleanly
-def workflows_save(ctx: click.Context, name: str, file: Any, description: str, tags: Sequence[str]) -> None:
+def workflows_save(ctx: click.Context, name: str, file: str, description: str, tags: Sequence[str]) -> None:
     """Save the workflow IR in FILE (JSON; - for stdin) as NAME, replacing one of that name.
 
     FILE holds a workflow IR ({"nodes": [{"id", "type", ...}], "edges": [...], ...}) or a
@@ -176,10 +205,40 @@ def workflows_save(ctx: click.Context, name: str, file: Any, description: str, t
     """
     from pflow_structure.service_discovery import save_workflow_text
 
-    where = "stdin" if file.name == "<stdin>" else file.name
-    saved = save_workflow_text(_settings(ctx), name, file.read(), description, where=where, tags=tags)
+    where = "stdin" if file == "-" else file
+    saved = save_workflow_text(_settings(ctx), name, _read_input(file), description, where=where, tags=tags)
     verb = "Replaced" if saved["replaced"] else "Saved"
     click.echo(f"{verb} workflow {name!r} in {saved['path']}")
+
+
+def _read_input(file: str) -> bytes:
+    """The bytes of FILE, or of stdin for ``-`` (at most 8 MB); InvalidWorkflowError when they cannot be read."""
+    from pflow_structure.errors import InvalidWorkflowError
+
+    if file == "-":
+        stream = getattr(sys.stdin, "buffer", sys.stdin)
+        if stream is None or getattr(stream, "closed", False):
+            raise InvalidWorkflowError("stdin is closed; pass the workflow IR as FILE, or pipe it into stdin.")
+        try:
+            data = stream.read(MAX_INPUT_BYTES + 1)
+        except (OSError, ValueError) as exc:
+            raise InvalidWorkflowError(f"stdin cannot be read ({exc}); pass the workflow IR as FILE.") from None
+        where = "stdin"
+    else:
+        try:
+            with open(file, "rb") as stream:
+                data = stream.read(MAX_INPUT_BYTES + 1)
+        except OSError as exc:
+            reason = exc.strerror or str(exc)
+            raise InvalidWorkflowError(
+                f"{file}: cannot be read ({reason}); pass a JSON file with the workflow IR, or - for stdin."
+            ) from None
+        where = file
+    if isinstance(data, str):  # a text stream without a buffer
+        data = data.encode("utf-8", "surrogateescape")
+    if len(data) > MAX_INPUT_BYTES:
+        raise InvalidWorkflowError(f"{where}: over {MAX_INPUT_BYTES:,} bytes; a saved workflow holds at most 1 MB.")
+    return data
 
 
 @workflows.command("delete", context_settings=CONTEXT_SETTINGS)

@@ -14,7 +14,7 @@ with :func:`~pflow_structure.discovery.interface.parse_interface`), or else ``in
 from __future__ import annotations
 
 import difflib
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any, TypedDict
 
 from pflow_structure.discovery.interface import first_line, parse_interface
@@ -25,6 +25,12 @@ GROUP_LIMIT = 50 * KB
 TOTAL_LIMIT = 200 * KB
 _MAX_SHOWN_DEPTH = 8  # deeper than the parser ever nests; guards against a hostile registry.json
 _SECTIONS = (("inputs", "Inputs"), ("outputs", "Outputs"), ("params", "Parameters"))
+SHOWN_NAME_LENGTH = 80  # longer unknown names are cut in messages
+KINDS = ("nodes", "workflows")
+NARROW_HINT = (
+    'Call list_nodes with query="words" (found in names and descriptions) or kind="nodes" or kind="workflows" '
+    "to see the rest."
+)
 
 
 class MissingComponents(TypedDict):
@@ -73,8 +79,13 @@ def build_discovery_context(
     saved_workflows: Sequence[Mapping[str, Any]] | None = None,
     *,
     limit: int = DISCOVERY_LIMIT,
+    narrow_hint: str = NARROW_HINT,
 ) -> str:
     """Name and one-line description of each node and workflow (``None`` = all; unknown names are skipped).
+
+    Over ``limit``, descriptions are shortened, then names dropped, nodes and workflows sharing the
+    room fairly; a marker then says how many are hidden and ends with ``narrow_hint``: how to
+    ask for fewer (the caller knows its own argument names).
 
     >>> print(build_discovery_context(registry_metadata={"echo": {"docstring": "Echo a message."}}))
     ## Available Nodes
@@ -87,7 +98,17 @@ def build_discovery_context(
     chosen_flows = sorted(workflows) if workflow_names is None else [n for n in workflow_names if n in workflows]
     nodes = [(name, node_description(registry[name])) for name in chosen_nodes]
     flows = [(name, first_line(str(workflows[name].get("description") or ""))) for name in chosen_flows]
-    return _fit_discovery(nodes, flows, limit)
+    return _fit_discovery(nodes, flows, limit, narrow_hint)
+
+
+def matches_query(query: str | None, *texts: str) -> bool:
+    """Whether every word of ``query`` occurs in ``texts`` (case-insensitive substrings); no words match all.
+
+    >>> matches_query("GitHub issue", "github-list-issues", "List the issues of a repository")
+    True
+    """
+    haystack = " ".join(texts).casefold()
+    return all(word in haystack for word in (query or "").casefold().split())
 
 
 def _render_discovery(nodes: list[tuple[str, str]], flows: list[tuple[str, str]], note: str = "") -> str:
@@ -99,7 +120,7 @@ def _render_discovery(nodes: list[tuple[str, str]], flows: list[tuple[str, str]]
     return "\n\n".join(sections) if sections else "No nodes or workflows are available."
 
 
-def _fit_discovery(nodes: list[tuple[str, str]], flows: list[tuple[str, str]], limit: int) -> str:
+def _fit_discovery(nodes: list[tuple[str, str]], flows: list[tuple[str, str]], limit: int, hint: str) -> str:
     """Full descriptions if they fit; else the longest description cut that fits; else fewer entries."""
     text = _render_discovery(nodes, flows)
     if size_of(text) <= limit:
@@ -115,7 +136,7 @@ def _fit_discovery(nodes: list[tuple[str, str]], flows: list[tuple[str, str]], l
     shortened = _shortened(nodes, flows, low, limit)
     if size_of(shortened) <= limit:
         return shortened
-    return _dropped(nodes, flows, limit)
+    return _dropped(nodes, flows, limit, hint)
 
 
 def _cut(text: str, length: int) -> str:
@@ -130,27 +151,45 @@ def _shortened(nodes: list[tuple[str, str]], flows: list[tuple[str, str]], lengt
     return _render_discovery(cut_nodes, cut_flows, note)
 
 
-def _dropped(nodes: list[tuple[str, str]], flows: list[tuple[str, str]], limit: int) -> str:
-    """Names only, as many as fit, and a marker saying how many are not shown."""
-    names = [(name, "") for name, _ in nodes] + [(name, "") for name, _ in flows]
+def _dropped(nodes: list[tuple[str, str]], flows: list[tuple[str, str]], limit: int, hint: str) -> str:
+    """Names only, as many as fit, and a marker saying how many are not shown.
 
-    def render(count: int) -> str:
-        hidden = len(names) - count
+    Nodes and workflows share the room: each kind shows as many names as the other (the larger
+    equal count that fits), and room one kind leaves over goes to the other. A long pflow
+    registry can therefore never push every saved workflow out.
+    """
+
+    def render(shown_nodes: int, shown_flows: int) -> str:
+        text = _render_discovery(
+            [(name, "") for name, _ in nodes[:shown_nodes]],
+            [(name, "") for name, _ in flows[:shown_flows]],
+            "_Descriptions left out to fit the limit._",
+        )
+        hidden = [
+            f"{total - shown:,} of {total:,} {noun}"
+            for noun, shown, total in (("nodes", shown_nodes, len(nodes)), ("workflows", shown_flows, len(flows)))
+            if total > shown
+        ]
         marker = (
-            f"[… {hidden} more nodes and workflows not shown: the discovery context is limited to "
-            f"{_size_label(limit)}. Pass node_ids or workflow_names to narrow it.]"
+            f"[… {' and '.join(hidden)} not shown: the discovery context is limited to {_size_label(limit)}. {hint}]"
         )
-        shown_nodes = names[: min(count, len(nodes))]
-        shown_flows = names[len(nodes) : count] if count > len(nodes) else []
-        return (
-            _render_discovery(shown_nodes, shown_flows, "_Descriptions left out to fit the limit._") + "\n\n" + marker
-        )
+        return f"{text}\n\n{marker}"
 
-    low, high = 0, len(names)
-    while low < high:
-        middle = (low + high + 1) // 2
-        low, high = (middle, high) if size_of(render(middle)) <= limit else (low, middle - 1)
-    return render(low)
+    def fits(shown_nodes: int, shown_flows: int) -> bool:
+        return size_of(render(shown_nodes, shown_flows)) <= limit
+
+    def largest(fits_with: Callable[[int], bool], low: int, high: int) -> int:
+        """The largest count in [low, high] for which ``fits_with`` holds (it holds for ``low``)."""
+        while low < high:
+            middle = (low + high + 1) // 2
+            low, high = (middle, high) if fits_with(middle) else (low, middle - 1)
+        return low
+
+    equal = largest(lambda count: fits(min(count, len(nodes)), min(count, len(flows))), 0, max(len(nodes), len(flows)))
+    shown_nodes, shown_flows = min(equal, len(nodes)), min(equal, len(flows))
+    shown_nodes = largest(lambda count: fits(count, shown_flows), shown_nodes, len(nodes))
+    shown_flows = largest(lambda count: fits(shown_nodes, count), shown_flows, len(flows))
+    return render(shown_nodes, shown_flows)
 
 
 def build_planning_context(
@@ -217,13 +256,29 @@ def find_missing(
 
 
 def _close(name: str, known: Mapping[str, Any]) -> list[str]:
-    hyphenated = name.replace("_", "-")
-    close = difflib.get_close_matches(hyphenated, list(known), n=3, cutoff=0.6)
-    return ([hyphenated] if hyphenated in known else []) + [match for match in close if match != hyphenated]
+    """Up to three known names close to ``name``, ignoring case and ``_`` for ``-`` (the exact one first)."""
+    folded: dict[str, list[str]] = {}
+    for candidate in known:
+        folded.setdefault(str(candidate).casefold(), []).append(str(candidate))
+    wanted = name.replace("_", "-").casefold()
+    exact = folded.get(wanted, []) + folded.get(name.casefold(), [])
+    close = difflib.get_close_matches(wanted, list(folded), n=3, cutoff=0.6) if len(wanted) <= 1000 else []
+    found = [*exact, *(original for match in close for original in folded[match])]
+    return list(dict.fromkeys(found))[:3]
+
+
+def shown_name(name: str) -> str:
+    """``name`` for a message: cut to about 80 characters, so a huge unknown name is not echoed in full."""
+    if len(name) <= SHOWN_NAME_LENGTH:
+        return name
+    return f"{name[: SHOWN_NAME_LENGTH - 1]}… ({len(name):,} characters)"
 
 
 def _with_hints(names: list[str], suggestions: Mapping[str, list[str]]) -> str:
-    shown = [f"{name} (did you mean {', '.join(suggestions[name])}?)" if suggestions[name] else name for name in names]
+    shown = [
+        f"{shown_name(name)} (did you mean {', '.join(suggestions[name])}?)" if suggestions[name] else shown_name(name)
+        for name in names
+    ]
     return ", ".join(shown)
 
 

@@ -10,12 +10,14 @@ the caller passes ``available_nodes().values()`` (anything with ``name``, ``sour
 
 from __future__ import annotations
 
+import errno
 import json
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
 
+from pflow_structure.discovery.files import clean_json_text, clean_text, read_regular_file
 from pflow_structure.discovery.interface import MAX_DEPTH, parse_interface
 
 MAX_REGISTRY_BYTES = 32 * 1024 * 1024
@@ -53,7 +55,7 @@ def metadata_from_specs(specs: Iterable[NodeSpecLike]) -> NodeSources:
         module, _, class_name = spec.target.partition(":")
         entry: dict[str, Any] = {"source": spec.source, "module": module, "class_name": class_name}
         try:
-            docstring = spec.load().__doc__ or ""
+            docstring = clean_text(spec.load().__doc__ or "")
         except Exception as exc:  # a broken plugin is listed, not fatal
             reason = f"{type(exc).__name__}: {exc}"
             result.warnings.append(
@@ -62,32 +64,42 @@ def metadata_from_specs(specs: Iterable[NodeSpecLike]) -> NodeSources:
             docstring = f"(cannot be loaded: {reason})"
         entry["docstring"] = docstring
         entry["interface"] = parse_interface(docstring)
-        result.metadata[spec.name] = entry
+        result.metadata[clean_text(spec.name)] = entry
     return result
 
 
 def read_pflow_registry(path: Path) -> NodeSources:
-    """pflow's registry file, read-only; a missing file gives no nodes and no warning."""
+    """pflow's registry file, read-only; a missing file gives no nodes and no warning.
+
+    Only a regular file is read (a FIFO or a device there is refused without waiting), and text
+    that is not valid Unicode (lone surrogate escapes such as ``\\ud800``) becomes U+FFFD.
+    """
     result = NodeSources()
     try:
-        size = path.stat().st_size
-        if size > MAX_REGISTRY_BYTES:
-            result.warnings.append(f"pflow registry {path} is {size:,} bytes; files over 32 MB are not read.")
-            return result
-        data = json.loads(path.read_text(encoding="utf-8"))
+        data = json.loads(read_regular_file(path, MAX_REGISTRY_BYTES, follow_symlinks=True).decode("utf-8"))
     except FileNotFoundError:
         return result
     except OSError as exc:
-        result.warnings.append(f"pflow registry {path} cannot be read ({exc.strerror or exc}); its nodes are left out.")
+        if exc.errno == errno.EFBIG:
+            result.warnings.append(f"pflow registry {path} is too large ({exc.strerror}); its nodes are left out.")
+        else:
+            reason = exc.strerror or str(exc)
+            result.warnings.append(f"pflow registry {path} cannot be read ({reason}); its nodes are left out.")
         return result
-    except (ValueError, RecursionError) as exc:
+    except (ValueError, RecursionError) as exc:  # UnicodeDecodeError included
         reason = "nested too deeply" if isinstance(exc, RecursionError) else str(exc)
         result.warnings.append(
             f"pflow registry {path} is not valid JSON ({reason}); run `pflow registry list` to rebuild it."
         )
         return result
+    data, replaced = clean_json_text(data)
+    if replaced:
+        result.warnings.append(
+            f"pflow registry {path} holds {replaced} text value(s) that are not valid Unicode (lone surrogate "
+            "escapes such as \\ud800); they are shown as U+FFFD. Run `pflow registry list` to rebuild it."
+        )
     for node_id, entry in _registry_nodes(data).items():
-        name = _clean_text(str(node_id))
+        name = str(node_id)
         if not isinstance(entry, Mapping):
             result.warnings.append(f"pflow registry {path}: entry {name[:60]!r} is not an object; skipped.")
             continue
@@ -117,14 +129,10 @@ def _pflow_entry(entry: Mapping[str, Any]) -> dict[str, Any] | None:
     docstring = entry.get("docstring")
     out: dict[str, Any] = {"source": PFLOW_SOURCE}
     out.update(
-        {
-            key: _clean_text(entry[key])
-            for key in ("module", "class_name", "file_path", "type")
-            if isinstance(entry.get(key), str)
-        }
+        {key: entry[key] for key in ("module", "class_name", "file_path", "type") if isinstance(entry.get(key), str)}
     )
     if isinstance(docstring, str) and docstring.strip():
-        out["docstring"] = _clean_text(docstring)
+        out["docstring"] = docstring
         out["interface"] = parse_interface(out["docstring"])
     elif isinstance(entry.get("interface"), Mapping):
         interface = _stored_interface(entry["interface"])  # MCP tools and the like: no docstring to parse
@@ -143,12 +151,12 @@ def _stored_interface(raw: Mapping[str, Any]) -> dict[str, Any] | None:
     actions = raw.get("actions", [])
     if not isinstance(description, str) or not _strings(actions):
         return None
-    out: dict[str, Any] = {"description": _clean_text(description), "actions": [_clean_text(a) for a in actions]}
+    out: dict[str, Any] = {"description": description, "actions": list(actions)}
     for key in _INTERFACE_LISTS:
         items = raw.get(key, [])
         if not isinstance(items, list) or not all(_item_ok(item, 0) for item in items):
             return None
-        out[key] = json.loads(_clean_text(json.dumps(items)))
+        out[key] = items
     return out
 
 
@@ -166,11 +174,6 @@ def _item_ok(item: Any, depth: int) -> bool:
 
 def _strings(value: Any) -> bool:
     return isinstance(value, list) and all(isinstance(v, str) for v in value)
-
-
-def _clean_text(text: str) -> str:
-    """Lone surrogates (a ``\\ud800`` escape in the file) become U+FFFD: everything after prints as UTF-8."""
-    return text.encode("utf-16", "surrogatepass").decode("utf-16", "replace")
 
 
 def collect_node_metadata(specs: Iterable[NodeSpecLike] = (), pflow_registry_path: Path | None = None) -> NodeSources:

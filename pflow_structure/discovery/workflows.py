@@ -11,6 +11,12 @@ Schema (seed 003, section 2, option B)::
      "version": "1.0.0", "ir_version", "tags": [], "ir"}
 
 ``name``, ``description`` and ``ir`` are required; the rest get defaults.
+
+The file name is the key: ``show``, ``delete`` and discovery all address ``{name}.json`` by
+``name``. A file whose record says another name is loaded under its file name, with a warning,
+so that what is listed can always be shown and deleted, and nothing is hidden. Text that is not
+valid Unicode (a lone surrogate escape such as ``\\ud800``) is read as U+FFFD, with a warning,
+and refused on save.
 """
 
 from __future__ import annotations
@@ -20,7 +26,6 @@ import errno
 import json
 import os
 import re
-import stat
 import tempfile
 import time
 from collections.abc import Callable, Mapping, Sequence
@@ -28,6 +33,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from pflow_structure.discovery.files import clean_json_text, invalid_text_at, read_regular_file
 from pflow_structure.errors import InvalidWorkflowError, WorkflowNotFoundError, WorkflowStoreError
 
 MAX_WORKFLOW_BYTES = 1024 * 1024
@@ -159,7 +165,10 @@ def save_workflow(
     >>> save_workflow(Path("/tmp/wf"), "hello", "Say hello", {"nodes": [{"id": "a", "type": "echo"}]})  # doctest: +SKIP
     """
     path = workflow_path(directory, name)
-    _ensure_directory(Path(directory))
+    if not isinstance(description, str) or not description.strip():
+        raise InvalidWorkflowError(
+            f"workflow {name!r}: the description is empty; give one line saying what the workflow does."
+        )
     stamp = _stamp(now)
     data: dict[str, Any] = {"name": name, "description": description, "ir": dict(ir), "version": version}
     data.update(tags=list(tags), created_at=_previous_created_at(path) or stamp, updated_at=stamp)
@@ -168,14 +177,34 @@ def save_workflow(
     if outputs is not None:
         data["outputs"] = list(outputs)
     record = validate_workflow(data, f"workflow {name!r}")
-    payload = (json.dumps(record, indent=2, ensure_ascii=False) + "\n").encode("utf-8")
+    _refuse_invalid_text(record, f"workflow {name!r}")
+    try:
+        payload = (json.dumps(record, indent=2, ensure_ascii=False) + "\n").encode("utf-8")
+    except RecursionError:
+        raise InvalidWorkflowError(f"workflow {name!r}: the IR is nested too deeply to store; flatten it.") from None
     if len(payload) > MAX_WORKFLOW_BYTES:
         raise InvalidWorkflowError(
             f"workflow {name!r} is {len(payload):,} bytes as JSON; the limit is {MAX_WORKFLOW_BYTES:,}. "
             "Make the IR smaller."
         )
+    _ensure_directory(Path(directory))
     _write_atomically(path, payload)
     return record
+
+
+def _refuse_invalid_text(record: Mapping[str, Any], where: str) -> None:
+    """:class:`InvalidWorkflowError` naming the first field whose text cannot be stored as UTF-8."""
+    for key, value in record.items():
+        at = invalid_text_at(value)
+        if at is None:
+            continue
+        shown = {"description": "the description", "tags": "a tag", "ir": "the IR"}.get(key, f"field {key}")
+        if key == "ir" and at:
+            shown += f" (at {at[:80]})"
+        raise InvalidWorkflowError(
+            f"{where}: {shown} is not valid Unicode text: it holds a byte that is not UTF-8 or a lone surrogate "
+            "escape such as \\ud800. Pass UTF-8 text."
+        )
 
 
 def _stamp(now: dt.datetime | None) -> str:
@@ -185,8 +214,8 @@ def _stamp(now: dt.datetime | None) -> str:
 
 def _previous_created_at(path: Path) -> str | None:
     try:
-        previous = json.loads(_read_regular_file(path))
-    except (OSError, ValueError):
+        previous = json.loads(read_regular_file(path, MAX_WORKFLOW_BYTES))
+    except (OSError, ValueError, RecursionError):
         return None
     created = previous.get("created_at") if isinstance(previous, dict) else None
     return created if isinstance(created, str) else None
@@ -222,41 +251,43 @@ def _write_atomically(path: Path, payload: bytes) -> None:
         raise WorkflowStoreError(f"Cannot write {path} ({exc.strerror or exc}); check its permissions.") from None
 
 
-def _read_regular_file(path: Path) -> bytes:
-    """The bytes of a regular file, never through a symbolic link, refusing files over the size limit."""
-    descriptor = os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0))
-    with os.fdopen(descriptor, "rb") as stream:
-        info = os.fstat(stream.fileno())
-        if not stat.S_ISREG(info.st_mode):
-            raise OSError(errno.EINVAL, "not a regular file")
-        if info.st_size > MAX_WORKFLOW_BYTES:
-            raise OSError(errno.EFBIG, f"{info.st_size:,} bytes; files over {MAX_WORKFLOW_BYTES:,} bytes are skipped")
-        return stream.read(MAX_WORKFLOW_BYTES + 1)
+def load_workflow(directory: Path, name: str, *, warnings: list[str] | None = None) -> dict[str, Any]:
+    """One saved workflow, validated; :class:`WorkflowNotFoundError` or :class:`InvalidWorkflowError`.
 
-
-def load_workflow(directory: Path, name: str) -> dict[str, Any]:
-    """One saved workflow, validated; :class:`WorkflowNotFoundError` or :class:`InvalidWorkflowError`."""
+    What was repaired on the way (a record naming another workflow, text that is not valid
+    Unicode) is appended to ``warnings`` when given.
+    """
     path = workflow_path(directory, name)
     try:
-        record = _load_file(path)
+        return _load_file(path, [] if warnings is None else warnings)
     except FileNotFoundError:
         raise WorkflowNotFoundError(name, Path(directory)) from None
     except OSError as exc:
         raise InvalidWorkflowError(f"Workflow file {path} cannot be read ({_reason(exc)}).") from None
-    if record["name"] != name:  # listed under its "name", so it must be found by that name too
-        raise InvalidWorkflowError(
-            f"{path} holds the workflow named {record['name']!r}; rename the file to {record['name']}.json "
-            f"or set its name to {name!r}."
-        )
-    return record
 
 
-def _load_file(path: Path) -> dict[str, Any]:
-    raw = _read_regular_file(path)
+def _load_file(path: Path, warnings: list[str]) -> dict[str, Any]:
+    """The record in ``path``, named by its file; repairs are described in ``warnings``."""
+    raw = read_regular_file(path, MAX_WORKFLOW_BYTES)
     try:
         data = json.loads(raw.decode("utf-8"))
+    except RecursionError:
+        raise InvalidWorkflowError(f"{path}: invalid JSON (nested too deeply); fix the file or delete it.") from None
     except (UnicodeDecodeError, ValueError) as exc:
         raise InvalidWorkflowError(f"{path}: invalid JSON ({exc}); fix the file or delete it.") from None
+    data, replaced = clean_json_text(data)
+    if replaced:
+        warnings.append(
+            f"{path} holds {replaced} text value(s) that are not valid Unicode (lone surrogate escapes such as "
+            "\\ud800); they are shown as U+FFFD. Fix the text in the file to silence this warning."
+        )
+    stem = path.stem
+    if isinstance(data, dict) and "name" in data and data["name"] != stem:
+        warnings.append(
+            f"{path} names its workflow {repr(data['name'])[:80]}; it is listed as {stem!r}, its file name, which "
+            f"show, delete and describe use. Set its name to {stem!r} (or save it again) to silence this warning."
+        )
+        data = {**data, "name": stem}
     return validate_workflow(data, str(path))
 
 
@@ -274,16 +305,27 @@ def load_workflows(
     budget_seconds: float = LOAD_BUDGET_SECONDS,
     clock: Callable[[], float] = time.monotonic,
 ) -> WorkflowLoad:
-    """Every valid workflow in ``directory`` (created when missing); bad files are skipped with a warning."""
+    """Every valid workflow in ``directory``, by file name; bad files are skipped with a warning.
+
+    Reading creates nothing: a missing directory holds no workflows.
+    """
     result = WorkflowLoad()
+    directory = Path(directory)
     try:
-        _ensure_directory(Path(directory))
-        files = sorted(path for path in Path(directory).glob("*.json") if not path.name.startswith("."))
-    except OSError as exc:  # WorkflowStoreError included
-        result.warnings.append(f"{exc} No saved workflows were loaded.")
+        if not directory.is_dir():
+            if directory.exists():
+                result.warnings.append(
+                    f"Workflow directory {directory} is not a directory; pass a directory path. "
+                    "No saved workflows were loaded."
+                )
+            return result
+        files = sorted(path for path in directory.glob("*.json") if not path.name.startswith("."))
+    except OSError as exc:
+        result.warnings.append(
+            f"Workflow directory {directory} cannot be read ({exc.strerror or exc}). No saved workflows were loaded."
+        )
         return result
     started = clock()
-    found: dict[str, tuple[dict[str, Any], Path]] = {}
     for index, path in enumerate(files):
         if clock() - started > budget_seconds:
             result.warnings.append(
@@ -291,36 +333,19 @@ def load_workflows(
                 f"{directory} were not read. Remove unused workflows to load them all."
             )
             break
+        if not _NAME.fullmatch(path.stem):  # show and delete could not address it
+            result.warnings.append(
+                f"Skipped {path}: its file name is not a workflow name ({_NAME_RULE}); rename the file."
+            )
+            continue
         try:
-            record = _load_file(path)
+            result.workflows.append(_load_file(path, result.warnings))
         except InvalidWorkflowError as exc:
             result.warnings.append(f"Skipped {exc}")
-            continue
         except OSError as exc:
             result.warnings.append(f"Skipped {path}: cannot be read ({_reason(exc)}).")
-            continue
-        _keep_latest(found, record, path, result.warnings)
-    result.workflows = [found[name][0] for name in sorted(found)]
+    result.workflows.sort(key=lambda record: str(record["name"]))
     return result
-
-
-def _keep_latest(
-    found: dict[str, tuple[dict[str, Any], Path]], record: dict[str, Any], path: Path, warnings: list[str]
-) -> None:
-    """Two files with one name: the later ``updated_at`` wins (then the later file name)."""
-    name = record["name"]
-    if path.stem != name:
-        warnings.append(f"{path} holds workflow {name!r}; rename the file to {name}.json.")
-    if name not in found:
-        found[name] = (record, path)
-        return
-    previous, previous_path = found[name]
-    if (record["updated_at"] or "") >= (previous["updated_at"] or ""):
-        found[name] = (record, path)
-    kept = found[name][1]
-    warnings.append(
-        f"Duplicate workflow name {name!r} in {previous_path.name} and {path.name}; using {kept.name} (updated last)."
-    )
 
 
 def list_workflow_names(directory: Path) -> list[str]:

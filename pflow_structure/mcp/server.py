@@ -98,15 +98,30 @@ def build_server(settings: Settings | None = None, *, host: str = "127.0.0.1") -
         )
         return answer
 
-    async def list_nodes() -> CallToolResult:
-        """List the nodes and saved workflows: name and one line each (phase 1).
+    async def list_nodes(
+        query: Annotated[
+            str | None,
+            Field(
+                description="Only the nodes and workflows whose name or description holds every one of these words "
+                "(any case), e.g. 'github issue'. Leave out to list all."
+            ),
+        ] = None,
+        kind: Annotated[
+            Literal["nodes", "workflows"] | None,
+            Field(description="Only nodes, or only saved workflows. Leave out for both."),
+        ] = None,
+    ) -> CallToolResult:
+        """List the nodes and saved workflows: name and one line each (phase 1), at most 10 KB.
 
-        Pick the few you need, then call describe_nodes for their full interfaces. registry_run runs
-        the nodes whose source is not "pflow"; pflow's nodes are listed for pflow workflows.
+        Pick the few you need, then call describe_nodes for their full interfaces. When the list is
+        cut, call again with query or kind to see the rest. registry_run runs the nodes whose source
+        is not "pflow"; pflow's nodes are listed for pflow workflows.
         """
         from pflow_structure.service_discovery import discover
 
-        answer: CallToolResult = await answer_with_context(lambda: discover(settings or Settings.from_env()))
+        answer: CallToolResult = await answer_with_context(
+            lambda: discover(settings or Settings.from_env(), query=query, kind=kind)
+        )
         return answer
 
     async def describe_nodes(
@@ -168,13 +183,15 @@ async def answer_read_text(
 
 async def answer_with_context(call: Callable[[], dict[str, Any]]) -> Any:
     """Like :func:`answer_from`, but the text block is the markdown ``context`` (plus any warnings), and a
-    dict with an ``error`` (unknown names, with suggestions) comes back as isError."""
+    dict with an ``error`` (unknown names, with suggestions) comes back as isError. A lone surrogate (an
+    unknown name sent as ``"\\ud800"``, echoed back) becomes U+FFFD: the answer must encode as UTF-8."""
+    from pflow_structure.discovery.files import clean_json_text
     from pflow_structure.mcp.compat import tool_result
 
     failed, value = await _run_service(call)
     if failed is not None:
         return failed
-    structured = json.loads(compact_json(value))
+    structured, _ = clean_json_text(json.loads(compact_json(value)))
     if "error" in structured:
         return tool_result(structured, f"Error: {structured['error'].rstrip()}", is_error=True)
     warnings = "".join(f"\n- {warning}" for warning in structured.get("warnings") or [])
