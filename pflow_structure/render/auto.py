@@ -187,6 +187,8 @@ def _log(path: Path | None, record: Mapping[str, Any]) -> None:
 
 
 def _toon(request: _Request) -> str:
+    if not isinstance(request.value, (dict, list)):  # a bare scalar is its JSON: nothing to compact
+        raise NotRepresentable("a scalar is shown as JSON")
     text = _render_toon(request.value)
     _check_same(parse_toon(text), request.value)
     return text
