@@ -62,6 +62,24 @@ def _echo_text(text: str) -> None:
     click.echo(safe_text(text))
 
 
+class ClosedInput(Exception):
+    """Standard input was asked for (``-``) but is closed (``<&-``)."""
+
+
+def _read_file_or_stdin(file: str, limit: int) -> bytes:
+    """At most ``limit + 1`` bytes of ``file``, or of standard input for ``-`` (one more than the
+    limit, so the caller can tell an input over it). Raises :class:`ClosedInput`, or
+    ``OSError``/``ValueError`` when the file or the stream cannot be read; callers word the error."""
+    if file != "-":
+        with open(file, "rb") as handle:
+            return handle.read(limit + 1)
+    stream = getattr(sys.stdin, "buffer", sys.stdin)
+    if stream is None or getattr(stream, "closed", False):
+        raise ClosedInput
+    data = stream.read(limit + 1)
+    return data.encode("utf-8", "surrogateescape") if isinstance(data, str) else data  # a stream without a buffer
+
+
 @click.group(context_settings=CONTEXT_SETTINGS)
 @click.version_option(__version__, "-V", "--version", prog_name="pflow-structure")
 @click.option(

@@ -14,7 +14,16 @@ from typing import Any
 
 import click
 
-from pflow_structure.cli import CONTEXT_SETTINGS, _echo_json, _echo_text, _fails_cleanly, _settings, main
+from pflow_structure.cli import (
+    CONTEXT_SETTINGS,
+    ClosedInput,
+    _echo_json,
+    _echo_text,
+    _fails_cleanly,
+    _read_file_or_stdin,
+    _settings,
+    main,
+)
 from pflow_structure.cli_fast import safe_text
 
 NARROW_HINT = (
@@ -215,27 +224,18 @@ def _read_input(file: str) -> bytes:
     """The bytes of FILE, or of stdin for ``-`` (at most 8 MB); InvalidWorkflowError when they cannot be read."""
     from pflow_structure.errors import InvalidWorkflowError
 
-    if file == "-":
-        stream = getattr(sys.stdin, "buffer", sys.stdin)
-        if stream is None or getattr(stream, "closed", False):
-            raise InvalidWorkflowError("stdin is closed; pass the workflow IR as FILE, or pipe it into stdin.")
-        try:
-            data = stream.read(MAX_INPUT_BYTES + 1)
-        except (OSError, ValueError) as exc:
+    where = "stdin" if file == "-" else file
+    try:
+        data = _read_file_or_stdin(file, MAX_INPUT_BYTES)
+    except ClosedInput:
+        raise InvalidWorkflowError("stdin is closed; pass the workflow IR as FILE, or pipe it into stdin.") from None
+    except (OSError, ValueError) as exc:
+        if file == "-":
             raise InvalidWorkflowError(f"stdin cannot be read ({exc}); pass the workflow IR as FILE.") from None
-        where = "stdin"
-    else:
-        try:
-            with open(file, "rb") as stream:
-                data = stream.read(MAX_INPUT_BYTES + 1)
-        except OSError as exc:
-            reason = exc.strerror or str(exc)
-            raise InvalidWorkflowError(
-                f"{file}: cannot be read ({reason}); pass a JSON file with the workflow IR, or - for stdin."
-            ) from None
-        where = file
-    if isinstance(data, str):  # a text stream without a buffer
-        data = data.encode("utf-8", "surrogateescape")
+        reason = getattr(exc, "strerror", None) or str(exc)
+        raise InvalidWorkflowError(
+            f"{file}: cannot be read ({reason}); pass a JSON file with the workflow IR, or - for stdin."
+        ) from None
     if len(data) > MAX_INPUT_BYTES:
         raise InvalidWorkflowError(f"{where}: over {MAX_INPUT_BYTES:,} bytes; a saved workflow holds at most 1 MB.")
     return data

@@ -3,12 +3,20 @@
 from __future__ import annotations
 
 import json
-import sys
 from typing import Any
 
 import click
 
-from pflow_structure.cli import CONTEXT_SETTINGS, _echo_json, _echo_text, _fails_cleanly, _settings, main
+from pflow_structure.cli import (
+    CONTEXT_SETTINGS,
+    ClosedInput,
+    _echo_json,
+    _echo_text,
+    _fails_cleanly,
+    _read_file_or_stdin,
+    _settings,
+    main,
+)
 
 FORMAT_CHOICES = ("auto", "outline", "lines", "table", "toon", "json")
 MAX_INPUT_BYTES = 16 * 1024 * 1024  # about 4 million tokens: far past what anyone shows an agent
@@ -122,16 +130,12 @@ def _read_value(file: str) -> Any:
     from pflow_structure.errors import ParameterError
 
     name = "standard input" if file == "-" else file
-    if file == "-" and sys.stdin is None:
-        raise ParameterError("Standard input is closed; pipe JSON into format -, or give a FILE.")
     try:
-        if file == "-":
-            raw = sys.stdin.buffer.read(MAX_INPUT_BYTES + 1)
-        else:
-            with open(file, "rb") as handle:
-                raw = handle.read(MAX_INPUT_BYTES + 1)
-    except OSError as exc:
-        raise ParameterError(f"Cannot read {name}: {exc.strerror or exc}.") from None
+        raw = _read_file_or_stdin(file, MAX_INPUT_BYTES)
+    except ClosedInput:
+        raise ParameterError("Standard input is closed; pipe JSON into format -, or give a FILE.") from None
+    except (OSError, ValueError) as exc:
+        raise ParameterError(f"Cannot read {name}: {getattr(exc, 'strerror', None) or exc}.") from None
     if len(raw) > MAX_INPUT_BYTES:
         raise ParameterError(
             f"{name} is over {MAX_INPUT_BYTES // (1024 * 1024)} MB; format is for outputs small enough to show."

@@ -31,7 +31,7 @@ import anyio
 from pflow_structure.errors import ParameterError, StructureError
 from pflow_structure.failure_log import append_failure, failure_record
 from pflow_structure.mcp.answers import DEFAULT_BUDGET, shape_result
-from pflow_structure.render.fields_text import READ_FORMATS
+from pflow_structure.render.fields_text import READ_FORMAT_DESCRIPTION, READ_FORMATS
 from pflow_structure.settings import Settings
 
 READ_TOOL = "read_fields"
@@ -61,9 +61,7 @@ READ_TOOL_SCHEMA = {
         "format": {
             "type": "string",
             "enum": list(READ_FORMATS),
-            "description": "json (default): {path: value} as JSON. auto: each list or dict in the smallest format "
-            "that reads back the same (a TOON table for rows), under a path: line. text: a path: JSON line per path. "
-            "outline, lines, table, toon: that format.",
+            "description": READ_FORMAT_DESCRIPTION,
         },
     },
     "required": ["execution_id", "field_paths"],
@@ -378,10 +376,10 @@ class Proxy:
 
         try:
             execution_id, paths, limit, offset = _read_arguments(arguments)
-            format_name = _read_format(arguments)
         except ParameterError as exc:
             return error_result(exc)
-        if format_name != "json":
+        format_name = arguments.get("format") or "json"
+        if format_name != "json":  # the service refuses a name that is not in READ_FORMATS
             return await answer_read_text(execution_id, paths, format_name, limit, offset, self.settings)
         return await answer_from(
             lambda: read_fields(execution_id, paths, limit=limit, offset=offset, settings=self.settings)
@@ -400,13 +398,6 @@ def _list_tools(session: Any, page: Any) -> Any:
 
 def _json_bytes(value: Any) -> bytes:
     return json.dumps(value, default=repr, ensure_ascii=False).encode("utf-8", "replace")
-
-
-def _read_format(arguments: dict[str, Any]) -> str:
-    format_name = arguments.get("format") or "json"
-    if format_name not in READ_FORMATS:
-        raise ParameterError(f"format must be one of {', '.join(READ_FORMATS)}, not {format_name!r}")
-    return str(format_name)
 
 
 def _read_arguments(arguments: dict[str, Any]) -> tuple[str, list[str], int | None, int]:

@@ -15,6 +15,7 @@ import json
 from collections.abc import Callable
 from typing import Annotated, Any, Literal
 
+from pflow_structure.render.fields_text import READ_FORMAT_DESCRIPTION
 from pflow_structure.settings import Settings
 
 INSTRUCTIONS = (
@@ -26,12 +27,7 @@ INSTRUCTIONS = (
 )
 
 
-ReadFormat = Literal["json", "text", "auto", "outline", "lines", "table", "toon"]
-READ_FORMAT_DESCRIPTION = (
-    "json (default): {path: value} as JSON. auto: each list or dict in the smallest format that reads back the "
-    "same (a TOON table for rows), under a path: line. text: a path: JSON line per path. outline, lines, table, "
-    "toon: that format."
-)
+ReadFormat = Literal["json", "text", "auto", "outline", "lines", "table", "toon"]  # = READ_FORMATS (a test checks)
 
 
 def build_server(settings: Settings | None = None, *, host: str = "127.0.0.1") -> Any:

@@ -9,6 +9,12 @@ from typing import Any
 
 # read-fields --format: text (path: JSON lines), json (as --json), or a compact format.
 READ_FORMATS = ("text", "json", "auto", "outline", "lines", "table", "toon")
+# The MCP read_fields tools' words for their format argument (serve and the proxy).
+READ_FORMAT_DESCRIPTION = (
+    "json (default): {path: value} as JSON. auto: each list or dict in the smallest format that reads back the "
+    "same (a TOON table for rows), under a path: line. text: a path: JSON line per path. outline, lines, table, "
+    "toon: that format."
+)
 
 
 def render_fields_text(
