@@ -193,3 +193,86 @@ async def call_tool_unchecked(session: Any, name: str, arguments: dict[str, Any]
     if isinstance(types.ClientRequest, type):  # mcp 1.x wraps requests in a root model
         request = types.ClientRequest(request)
     return await session.send_request(request, types.CallToolResult)
+
+
+# -- the proxy's transports, as streams of JSON-RPC messages ----------------------------------
+# The proxy relays messages (dicts) between its client and its upstream; these are the only
+# places that know the SDK's message classes and client transports.
+
+SSE_READ_TIMEOUT = 300.0  # seconds an open event stream may stay silent (the SDK's own default)
+
+
+def message_dict(message: Any) -> dict[str, Any]:
+    """A ``SessionMessage``'s JSON-RPC message as its JSON form (1.x wraps it in a root model)."""
+    found: dict[str, Any] = message.message.model_dump(by_alias=True, mode="json", exclude_unset=True)
+    return found
+
+
+def session_message(data: dict[str, Any]) -> Any:
+    """A JSON-RPC message (a dict) as the ``SessionMessage`` the SDK's streams carry."""
+    from mcp import types
+    from mcp.shared.message import SessionMessage
+
+    adapter = getattr(types, "jsonrpc_message_adapter", None)  # mcp 2.x: the message is a plain union
+    if adapter is not None:
+        return SessionMessage(adapter.validate_python(data))
+    return SessionMessage(types.JSONRPCMessage.model_validate(data))  # type: ignore[attr-defined,unused-ignore]
+
+
+def server_stdio() -> Any:
+    """This process's stdin and stdout as message streams (an async context manager)."""
+    from mcp.server.stdio import stdio_server
+
+    return stdio_server()
+
+
+def open_stdio(command: list[str]) -> Any:
+    """Start ``command`` and yield its (read, write) message streams (an async context manager)."""
+    import os
+
+    from mcp import StdioServerParameters
+    from mcp.client.stdio import stdio_client
+
+    return stdio_client(StdioServerParameters(command=command[0], args=command[1:], env=dict(os.environ)))
+
+
+def open_http(url: str, transport: str, headers: dict[str, str], timeout: float, on_response: Any) -> Any:
+    """Connect to ``url`` (``"streamable-http"`` or ``"sse"``) and yield (read, write) message streams.
+
+    ``timeout`` bounds connecting, sending and each wait for an answer; an event stream may stay
+    silent ``SSE_READ_TIMEOUT``. ``on_response(response)`` sees every HTTP response (the proxy
+    reads 401 and 403 from it: the SDK turns them into a generic error)."""
+    import contextlib
+
+    from mcp.shared import _httpx_utils
+
+    httpx_module: Any = getattr(_httpx_utils, "httpx2", None) or _httpx_utils.httpx  # type: ignore[attr-defined,unused-ignore]
+
+    def factory(headers: Any = None, timeout: Any = None, auth: Any = None) -> Any:
+        client = _httpx_utils.create_mcp_http_client(headers=headers, timeout=timeout, auth=auth)
+        client.event_hooks = {**client.event_hooks, "response": [*client.event_hooks["response"], on_response]}
+        return client
+
+    @contextlib.asynccontextmanager
+    async def connect() -> Any:
+        if transport == "sse":
+            from mcp.client.sse import sse_client
+
+            options = {"timeout": timeout, "sse_read_timeout": max(timeout, SSE_READ_TIMEOUT)}
+            async with sse_client(url, headers=headers, httpx_client_factory=factory, **options) as streams:
+                yield streams[0], streams[1]
+            return
+        from mcp.client import streamable_http
+
+        if hasattr(streamable_http, "streamable_http_client"):  # mcp 2.x: the caller brings the client
+            limits = httpx_module.Timeout(timeout, read=max(timeout, SSE_READ_TIMEOUT))
+            async with factory(headers=headers, timeout=limits) as client:
+                async with streamable_http.streamable_http_client(url, http_client=client) as streams:
+                    yield streams[0], streams[1]
+            return
+        async with streamable_http.streamablehttp_client(  # type: ignore[attr-defined,unused-ignore]  # mcp 1.x
+            url, headers=headers, timeout=timeout, sse_read_timeout=SSE_READ_TIMEOUT, httpx_client_factory=factory
+        ) as streams:
+            yield streams[0], streams[1]
+
+    return connect()
