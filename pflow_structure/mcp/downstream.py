@@ -195,8 +195,8 @@ class Downstream:
         async def seen(response: Any) -> None:
             if response.status_code >= 400:
                 self.status = response.status_code
-            elif response.status_code < 300 and self.status in (401, 403):
-                self.status = None  # the credentials work now
+            elif response.status_code < 300:
+                self.status = None  # the latest exchange worked (credentials included)
 
         return open_http(upstream.url, upstream.transport, dict(upstream.headers), upstream.timeout, seen)
 
@@ -293,13 +293,15 @@ class Downstream:
             "the next call opens a new session"
         )
 
-    @staticmethod
-    def _made_up(answer: dict[str, Any]) -> bool:
+    def _made_up(self, answer: dict[str, Any]) -> bool:
+        """An error the HTTP exchange failed with (the SDK's stand-in, or an HTTP error status
+        with a JSON-RPC body, as a server that forgot the session answers) rather than the tool's."""
         error = answer.get("error")
         if not isinstance(error, dict):
             return False
-        message = str(error.get("message", ""))
-        return error.get("code") == CONNECTION_CLOSED or message.startswith(_TRANSPORT_ERRORS)
+        if str(error.get("message", "")).startswith(_TRANSPORT_ERRORS):
+            return True
+        return error.get("code") == CONNECTION_CLOSED or (self.status is not None and self.status >= 400)
 
 
 def _exception_group() -> Any:
