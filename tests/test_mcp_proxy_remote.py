@@ -167,7 +167,9 @@ async def everything_session(client: Any, seen: Seen) -> dict[str, Any]:
     env = plain(await client.call_tool("get-env", {}))
     found["env"] = env
     execution_id = env["structuredContent"]["execution_id"]
-    read = await client.call_tool("read_fields", {"execution_id": execution_id, "field_paths": ["result.PFLOW_TEST_MARK"]})
+    read = await client.call_tool(
+        "read_fields", {"execution_id": execution_id, "field_paths": ["result.PFLOW_TEST_MARK"]}
+    )
     found["read"] = plain(read)
 
     async def progress(value: float, total: float | None, message: str | None) -> None:

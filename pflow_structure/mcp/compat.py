@@ -258,17 +258,21 @@ def open_http(url: str, transport: str, headers: dict[str, str], timeout: float,
         if transport == "sse":
             from mcp.client.sse import sse_client
 
-            options = {"timeout": timeout, "sse_read_timeout": max(timeout, SSE_READ_TIMEOUT)}
-            async with sse_client(url, headers=headers, httpx_client_factory=factory, **options) as streams:
+            read_timeout = max(timeout, SSE_READ_TIMEOUT)
+            async with sse_client(
+                url, headers=headers, timeout=timeout, sse_read_timeout=read_timeout, httpx_client_factory=factory
+            ) as streams:
                 yield streams[0], streams[1]
             return
         from mcp.client import streamable_http
 
         if hasattr(streamable_http, "streamable_http_client"):  # mcp 2.x: the caller brings the client
             limits = httpx_module.Timeout(timeout, read=max(timeout, SSE_READ_TIMEOUT))
-            async with factory(headers=headers, timeout=limits) as client:
-                async with streamable_http.streamable_http_client(url, http_client=client) as streams:
-                    yield streams[0], streams[1]
+            async with (
+                factory(headers=headers, timeout=limits) as client,
+                streamable_http.streamable_http_client(url, http_client=client) as streams,
+            ):
+                yield streams[0], streams[1]
             return
         async with streamable_http.streamablehttp_client(  # type: ignore[attr-defined,unused-ignore]  # mcp 1.x
             url, headers=headers, timeout=timeout, sse_read_timeout=SSE_READ_TIMEOUT, httpx_client_factory=factory

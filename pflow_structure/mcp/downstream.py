@@ -55,9 +55,7 @@ class Session:
 class Downstream:
     """The upstream server: connected on first use, connected again after its session ends."""
 
-    def __init__(
-        self, upstream: Upstream, group: Any, on_message: MessageHandler, *, start_timeout: float
-    ) -> None:
+    def __init__(self, upstream: Upstream, group: Any, on_message: MessageHandler, *, start_timeout: float) -> None:
         self.upstream = upstream
         self.group = group
         self.on_message = on_message
@@ -324,4 +322,3 @@ def describe(error: BaseException | None) -> str:
         return "unknown error"
     text = str(error).splitlines()[0] if str(error) else ""
     return f"{type(error).__name__}: {text}" if text else type(error).__name__
-

@@ -26,6 +26,7 @@ as a tool error naming it, and reached again on the next request.
 
 from __future__ import annotations
 
+import contextlib
 import itertools
 import json
 import sys
@@ -115,10 +116,8 @@ class Proxy:
     async def send_client(self, message: dict[str, Any]) -> None:
         from pflow_structure.mcp.compat import session_message
 
-        try:
+        with contextlib.suppress(anyio.ClosedResourceError, anyio.BrokenResourceError):  # the client left
             await self.to_client.send(session_message(message))
-        except (anyio.ClosedResourceError, anyio.BrokenResourceError):
-            pass  # the client left; nothing to tell
 
     async def _answer(self, request: dict[str, Any]) -> None:
         handlers = {
@@ -150,9 +149,9 @@ class Proxy:
             session, request_id = target
             await self.downstream.send(session, {**message, "params": {**params, "requestId": request_id}})
             return
-        session = self.downstream.current()
-        if session is not None:  # progress for a request of the server's, roots/list_changed, ...
-            await self.downstream.send(session, message)
+        current = self.downstream.current()
+        if current is not None:  # progress for a request of the server's, roots/list_changed, ...
+            await self.downstream.send(current, message)
 
     async def _client_answer(self, message: dict[str, Any]) -> None:
         """The client's answer to a request the server sent it (sampling, elicitation, roots)."""
@@ -185,10 +184,8 @@ class Proxy:
 
     async def _tools_changed(self, message: dict[str, Any]) -> None:
         self._read_tool_known = False
-        try:
+        with contextlib.suppress(DownstreamError):  # else decided on the next listing
             await self._choose_read_tool()
-        except DownstreamError:
-            pass  # decided on the next listing
         await self.send_client(message)
 
     # -- requests -------------------------------------------------------------------------------
@@ -260,7 +257,9 @@ class Proxy:
             listing = answer["result"]
         tools = [{k: v for k, v in tool.items() if k != "outputSchema"} for tool in listing.get("tools", [])]
         if not params.get("cursor"):
-            tools.append({"name": self.read_tool, "description": READ_TOOL_DESCRIPTION, "inputSchema": READ_TOOL_SCHEMA})
+            tools.append(
+                {"name": self.read_tool, "description": READ_TOOL_DESCRIPTION, "inputSchema": READ_TOOL_SCHEMA}
+            )
         return _result(request["id"], {**listing, "tools": tools})
 
     async def _call_tool(self, request: dict[str, Any]) -> dict[str, Any]:
@@ -372,9 +371,8 @@ async def serve(
         if ready is not None:
             ready(proxy)
         if streams is None:
-            async with server_stdio() as (read_stream, write_stream):
-                async with write_stream:  # the transport's writer ends when this stream closes
-                    await proxy.run(read_stream, write_stream)
+            async with server_stdio() as (read_stream, write_stream), write_stream:  # closing it ends the writer
+                await proxy.run(read_stream, write_stream)
         else:
             await proxy.run(*streams)
         failure = None if proxy.initialized else await proxy.downstream.failed_start(LEAVING_CHECK)
