@@ -93,7 +93,7 @@ def proxy(
     from pflow_structure.mcp.proxy import run
 
     upstream = _upstream(list(command), url, transport, headers, config_file, timeout)
-    run(upstream, _settings(ctx), budget=budget, start_timeout=start_timeout)
+    run(upstream, lambda: _settings(ctx), budget=budget, start_timeout=start_timeout)
 
 
 def _upstream(

@@ -131,12 +131,10 @@ class Downstream:
 
     async def send(self, session: Session, message: dict[str, Any]) -> bool:
         """Write one message; False when the session has ended."""
-        from pflow_structure.mcp.compat import session_message
-
         if session.ended.is_set() or session.write is None:
             return False
         try:
-            await session.write.send(session_message(message))
+            await session.write.send(message)
         except (anyio.ClosedResourceError, anyio.BrokenResourceError):
             session.end()
             return False
@@ -184,11 +182,12 @@ class Downstream:
             session.closed.set()
 
     def _transport(self) -> Any:
-        from pflow_structure.mcp.compat import open_http, open_stdio
-
         upstream = self.upstream
         if upstream.url is None:
-            return open_stdio(list(upstream.command))
+            from pflow_structure.mcp.stdio import spawn
+
+            return spawn(list(upstream.command))
+        from pflow_structure.mcp.compat import open_http
 
         async def seen(response: Any) -> None:
             if response.status_code >= 400:
@@ -199,8 +198,6 @@ class Downstream:
         return open_http(upstream.url, upstream.transport, dict(upstream.headers), upstream.timeout, seen)
 
     async def _read(self, session: Session, read_stream: Any) -> None:
-        from pflow_structure.mcp.compat import message_dict
-
         try:
             async for item in read_stream:
                 if isinstance(item, Exception):
@@ -208,7 +205,7 @@ class Downstream:
                         session.error = item
                         break
                     continue  # a line on stdout that is not JSON-RPC: the SDK's client skips it too
-                message = message_dict(item)
+                message: dict[str, Any] = item
                 slot = session.waiting.get(message.get("id")) if "method" not in message else None  # type: ignore[arg-type]
                 if slot is not None:
                     slot[1] = message

@@ -30,12 +30,12 @@ import contextlib
 import itertools
 import json
 import sys
-from typing import Any
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
 
 import anyio
 
 from pflow_structure.errors import ParameterError, StructureError
-from pflow_structure.failure_log import append_failure, failure_record
 from pflow_structure.mcp.answers import (
     DEFAULT_BUDGET,
     READ_TOOL,
@@ -46,7 +46,9 @@ from pflow_structure.mcp.answers import (
 )
 from pflow_structure.mcp.downstream import DEFAULT_START_TIMEOUT, Downstream, DownstreamError, Session
 from pflow_structure.mcp.remote import Upstream
-from pflow_structure.settings import Settings
+
+if TYPE_CHECKING:
+    from pflow_structure.settings import Settings
 
 __all__ = ["DEFAULT_START_TIMEOUT", "DownstreamError", "Proxy", "run", "serve"]
 
@@ -76,13 +78,13 @@ class Proxy:
     def __init__(
         self,
         upstream: Upstream,
-        settings: Settings,
+        settings: Settings | None,
         group: Any,
         *,
         budget: int = DEFAULT_BUDGET,
         start_timeout: float = DEFAULT_START_TIMEOUT,
     ) -> None:
-        self.settings = settings
+        self._settings = settings
         self.budget = budget
         self.group = group
         self.downstream = Downstream(upstream, group, self._from_downstream, start_timeout=start_timeout)
@@ -96,16 +98,21 @@ class Proxy:
         self._asked: dict[int, tuple[Session, Any]] = {}  # our id towards the client -> the server's request
         self._ask_ids = itertools.count(1)
 
+    @property
+    def settings(self) -> Settings:
+        if self._settings is None:
+            from pflow_structure.settings import Settings
+
+            self._settings = Settings.from_env()
+        return self._settings
+
     # -- the client's side ----------------------------------------------------------------------
     async def run(self, read_stream: Any, write_stream: Any) -> None:
         """Relay until the client's input ends."""
-        from pflow_structure.mcp.compat import message_dict
-
         self.to_client = write_stream
-        async for item in read_stream:
-            if isinstance(item, Exception):
+        async for message in read_stream:
+            if isinstance(message, Exception):
                 continue  # a line that is not JSON-RPC: the SDK's server skips it too
-            message = message_dict(item)
             if "method" in message and "id" in message:
                 self.group.start_soon(self._answer, message)
             elif "method" in message:
@@ -114,10 +121,8 @@ class Proxy:
                 await self._client_answer(message)
 
     async def send_client(self, message: dict[str, Any]) -> None:
-        from pflow_structure.mcp.compat import session_message
-
         with contextlib.suppress(anyio.ClosedResourceError, anyio.BrokenResourceError):  # the client left
-            await self.to_client.send(session_message(message))
+            await self.to_client.send(message)
 
     async def _answer(self, request: dict[str, Any]) -> None:
         handlers = {
@@ -190,16 +195,18 @@ class Proxy:
 
     # -- requests -------------------------------------------------------------------------------
     async def _initialize(self, request: dict[str, Any]) -> dict[str, Any]:
-        from importlib.metadata import version
+        from pflow_structure import __version__
 
         self.downstream.init_params = request.get("params") or {}
         await self.downstream.session()
+        if not self.initialized:  # now the server has started: load what a first answer needs
+            self.group.start_soon(_warm_up)
         self.initialized = True
         result = dict(self.downstream.init_result)
         result["capabilities"] = {"tools": {}, **(result.get("capabilities") or {})}
         info = result.get("serverInfo") or {}
         result["serverInfo"] = {"name": f"{info.get('name', 'mcp-server')} via pflow-structure",
-                                "version": version("pflow-structure")}  # fmt: skip
+                                "version": __version__}  # fmt: skip
         parts = (result.get("instructions"), INSTRUCTIONS.format(read_tool=self.read_tool))
         result["instructions"] = "\n\n".join(part for part in parts if part)
         return _result(request["id"], result)
@@ -263,7 +270,7 @@ class Proxy:
         return _result(request["id"], {**listing, "tools": tools})
 
     async def _call_tool(self, request: dict[str, Any]) -> dict[str, Any]:
-        from pflow_structure.mcp.compat import session_message
+        from pflow_structure.mcp.stdio import encode
 
         params = request.get("params") or {}
         name = params.get("name")
@@ -283,7 +290,7 @@ class Proxy:
         try:
             shaped = await anyio.to_thread.run_sync(self._shape, str(name), arguments, result)
             reply = answer if shaped.kind == "passed" else _result(request["id"], shaped.result)
-            session_message(reply)  # it must reach the client: it has to be a valid message
+            encode(reply)  # it must reach the client: it has to encode
         except Exception as exc:
             self._log(str(name), len(_json_bytes(result)), exc, stage="transform")
             self.shaped.append("fallback")
@@ -333,6 +340,8 @@ class Proxy:
         )
 
     def _log(self, tool: str, input_bytes: int, error: BaseException | str, *, stage: str) -> None:
+        from pflow_structure.failure_log import append_failure, failure_record
+
         record = failure_record(tool, input_bytes, error, stage=stage, source="mcp-proxy", command=self.downstream.name)
         append_failure(self.settings.failure_log, record)
 
@@ -347,7 +356,7 @@ def _json_bytes(value: Any) -> bytes:
 
 async def serve(
     upstream: Upstream | list[str],
-    settings: Settings,
+    settings: Settings | Callable[[], Settings],
     *,
     budget: int = DEFAULT_BUDGET,
     start_timeout: float = DEFAULT_START_TIMEOUT,
@@ -358,28 +367,42 @@ async def serve(
 
     The server is started (or connected to) at once, so it starts while the client connects;
     its ``initialize`` waits for the client's, whose capabilities it carries."""
-    from pflow_structure.mcp.compat import server_stdio
-
     if not isinstance(upstream, Upstream):
         upstream = Upstream(command=tuple(upstream))
     if not upstream.remote and not upstream.command:
         raise ParameterError("no downstream command: put it after --, e.g. proxy -- npx -y some-mcp-server")
+    failure: Exception | None = None
     async with anyio.create_task_group() as group:
-        proxy = Proxy(upstream, settings, group, budget=budget, start_timeout=start_timeout)
+        proxy = Proxy(upstream, None, group, budget=budget, start_timeout=start_timeout)
         proxy.downstream.prestart()
-        group.start_soon(_warm_up)  # while the server starts
-        if ready is not None:
-            ready(proxy)
-        if streams is None:
-            async with server_stdio() as (read_stream, write_stream), write_stream:  # closing it ends the writer
-                await proxy.run(read_stream, write_stream)
+        await anyio.sleep(0)  # the server starts now; the rest of the set-up runs meanwhile
+        try:
+            proxy._settings = settings() if callable(settings) else settings
+        except StructureError as exc:  # a bad setting in the environment: said at start
+            failure = exc
         else:
-            await proxy.run(*streams)
-        failure = None if proxy.initialized else await proxy.downstream.failed_start(LEAVING_CHECK)
+            if ready is not None:
+                ready(proxy)
+            await _relay(proxy, streams)
+            if not proxy.initialized:
+                failure = await proxy.downstream.failed_start(LEAVING_CHECK)
         await proxy.downstream.close()
         group.cancel_scope.cancel()
     if failure is not None:
         raise failure
+
+
+async def _relay(proxy: Proxy, streams: tuple[Any, Any] | None) -> None:
+    if streams is None:
+        from pflow_structure.mcp.stdio import own_stdio
+
+        async with own_stdio() as (read_stream, write_stream):
+            await proxy.run(read_stream, write_stream)
+    else:  # the SDK's message streams (tests run the proxy in process this way)
+        from pflow_structure.mcp.compat import as_dicts
+
+        async with as_dicts(*streams) as (read_stream, write_stream):
+            await proxy.run(read_stream, write_stream)
 
 
 async def _warm_up() -> None:
@@ -396,7 +419,9 @@ async def _warm_up() -> None:
     await anyio.to_thread.run_sync(load)
 
 
-def run(upstream: Upstream | list[str], settings: Settings, *, budget: int, start_timeout: float) -> None:
+def run(
+    upstream: Upstream | list[str], settings: Settings | Callable[[], Settings], *, budget: int, start_timeout: float
+) -> None:
     """Blocking entry point for the CLI."""
     try:
         anyio.run(lambda: serve(upstream, settings, budget=budget, start_timeout=start_timeout))
