@@ -186,7 +186,7 @@ async def measure_calls(direct: Any, proxied: Any, calls: int) -> dict[str, dict
 
 def percentile(values: list[float], share: float) -> float:
     ordered = sorted(values)
-    return ordered[min(len(ordered) - 1, int(round(share * (len(ordered) - 1))))]
+    return ordered[min(len(ordered) - 1, round(share * (len(ordered) - 1)))]
 
 
 def call_rows(label: str, found: dict[str, dict[str, Any]], calls: int) -> list[str]:
