@@ -380,3 +380,58 @@ def test_a_config_file_in_the_clients_shape_is_read_and_checked(tmp_path: Path) 
             read_config(config)
     with pytest.raises(ParameterError, match="cannot read --config"):
         read_config(tmp_path / "missing.json")
+
+
+def test_a_cancellation_from_the_client_reaches_the_server_under_its_own_request_id() -> None:
+    """Raw JSON-RPC on the proxy's stdin: a 3-second call, cancelled after its first progress step; the
+    server (told under the id the proxy gave the request) never answers it, while a later ping is."""
+    import select
+
+    command = [*PROXY, "--", *everything_command("stdio")]
+    process = subprocess.Popen(command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+    assert process.stdin is not None and process.stdout is not None
+    received: list[dict[str, Any]] = []
+
+    def send(message: dict[str, Any]) -> None:
+        assert process.stdin is not None
+        process.stdin.write((json.dumps(message) + "\n").encode())
+        process.stdin.flush()
+
+    def read_until(check: Callable[[dict[str, Any]], bool], seconds: float) -> dict[str, Any] | None:
+        assert process.stdout is not None
+        deadline = time.monotonic() + seconds
+        while time.monotonic() < deadline:
+            if select.select([process.stdout], [], [], max(0.0, deadline - time.monotonic()))[0]:
+                message = json.loads(process.stdout.readline())
+                received.append(message)
+                if check(message):
+                    return message
+        return None
+
+    try:
+        send(
+            {
+                "jsonrpc": "2.0",
+                "id": 1,
+                "method": "initialize",
+                "params": {
+                    "protocolVersion": "2025-06-18",
+                    "capabilities": {},
+                    "clientInfo": {"name": "t", "version": "1"},
+                },
+            }
+        )
+        assert read_until(lambda m: m.get("id") == 1, 60) is not None
+        send({"jsonrpc": "2.0", "method": "notifications/initialized"})
+        send({"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {
+            "name": "trigger-long-running-operation", "arguments": {"duration": 3, "steps": 3},
+            "_meta": {"progressToken": "p-1"}}})  # fmt: skip
+        progress = read_until(lambda m: m.get("method") == "notifications/progress", 30)
+        assert progress is not None and progress["params"]["progressToken"] == "p-1"
+        send({"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": 2, "reason": "test"}})
+        send({"jsonrpc": "2.0", "id": 3, "method": "ping"})
+        assert read_until(lambda m: m.get("id") == 3, 10) == {"jsonrpc": "2.0", "id": 3, "result": {}}
+        assert read_until(lambda m: m.get("id") == 2, 5) is None  # the operation took 3 s: it would be here
+    finally:
+        process.stdin.close()
+        process.wait(timeout=30)

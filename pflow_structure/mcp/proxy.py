@@ -97,6 +97,7 @@ class Proxy:
         self._forwarded: dict[Any, tuple[Session, int]] = {}  # client's request id -> where it went
         self._asked: dict[int, tuple[Session, Any]] = {}  # our id towards the client -> the server's request
         self._ask_ids = itertools.count(1)
+        self._scopes: dict[Any, anyio.CancelScope] = {}  # client's request id -> its handler's scope
 
     @property
     def settings(self) -> Settings:
@@ -132,15 +133,20 @@ class Proxy:
             "tools/call": self._call_tool,
         }
         handler = handlers.get(request["method"], self._forward)
-        try:
-            answer = await handler(request)
-        except DownstreamError as exc:
-            answer = _error(request["id"], str(exc))
-            if request["method"] == "initialize":  # clients show a server's stderr in their logs
-                print(f"pflow-structure proxy: {exc}", file=sys.stderr)
-        finally:
-            self._forwarded.pop(request["id"], None)
-        await self.send_client(answer)
+        answer: dict[str, Any] | None = None
+        with anyio.CancelScope() as scope:  # cancelled when the client cancels the request
+            self._scopes[request["id"]] = scope
+            try:
+                answer = await handler(request)
+            except DownstreamError as exc:
+                answer = _error(request["id"], str(exc))
+                if request["method"] == "initialize":  # clients show a server's stderr in their logs
+                    print(f"pflow-structure proxy: {exc}", file=sys.stderr)
+            finally:
+                self._forwarded.pop(request["id"], None)
+                self._scopes.pop(request["id"], None)
+        if answer is not None:  # none for a cancelled request, as the protocol asks
+            await self.send_client(answer)
 
     async def _client_notification(self, message: dict[str, Any]) -> None:
         method = message["method"]
@@ -149,10 +155,12 @@ class Proxy:
         if method == "notifications/cancelled":
             params = dict(message.get("params") or {})
             target = self._forwarded.get(params.get("requestId"))
-            if target is None:
-                return  # ours (read_fields) or already answered
-            session, request_id = target
-            await self.downstream.send(session, {**message, "params": {**params, "requestId": request_id}})
+            scope = self._scopes.get(params.get("requestId"))
+            if scope is not None:
+                scope.cancel()  # no answer goes out for it
+            if target is not None:  # else ours (read_fields), or already answered
+                session, request_id = target
+                await self.downstream.send(session, {**message, "params": {**params, "requestId": request_id}})
             return
         current = self.downstream.current()
         if current is not None:  # progress for a request of the server's, roots/list_changed, ...
