@@ -8,7 +8,7 @@ from typing import Any
 
 import click
 
-from pflow_structure.cli import CONTEXT_SETTINGS, _fails_cleanly, _settings, main
+from pflow_structure.cli.common import CONTEXT_SETTINGS, _fails_cleanly, _settings, main
 
 
 @main.command(context_settings={**CONTEXT_SETTINGS, "ignore_unknown_options": True, "allow_interspersed_args": False})

@@ -348,7 +348,7 @@ class Proxy:
         )
 
     def _log(self, tool: str, input_bytes: int, error: BaseException | str, *, stage: str) -> None:
-        from pflow_structure.failure_log import append_failure, failure_record
+        from pflow_structure.render.failure_log import append_failure, failure_record
 
         record = failure_record(tool, input_bytes, error, stage=stage, source="mcp-proxy", command=self.downstream.name)
         append_failure(self.settings.failure_log, record)
