@@ -44,6 +44,7 @@ class Session:
         self.closed = anyio.Event()  # the transport is torn down
         self.ready = False  # the handshake is done
         self.error: BaseException | None = None
+        self.reason: str | None = None  # why an HTTP exchange failed, in the SDK's words
         self.waiting: dict[int, list[Any]] = {}  # request id -> [event, answer or None]
 
     def end(self) -> None:
@@ -125,8 +126,9 @@ class Downstream:
         if answer is None:
             raise self._lost(session)
         if self.upstream.remote and self._made_up(answer):
+            session.reason = str(answer["error"].get("message"))
             session.end()  # the server restarted or forgot us: the next request opens a new session
-            raise self._lost(session, answer["error"].get("message"))
+            raise self._lost(session, session.reason)
         return answer
 
     async def send(self, session: Session, message: dict[str, Any]) -> bool:
@@ -260,14 +262,15 @@ class Downstream:
         auth = self._auth()
         if auth is not None:
             return DownstreamError(auth)
-        reason = reason or (describe(session.error) if session.error else "it exited during start-up")
         if self.upstream.remote:
+            reason = reason or session.reason or (describe(session.error) if session.error else "the connection closed")
             status = f" (HTTP {self.status})" if self.status else ""
             return self._scrubbed(
                 f"could not connect to the MCP server at {self.name}{status} over {self.upstream.transport}: "
                 f"{reason}. Check --url (is the server running? is it the MCP endpoint, e.g. .../mcp, or .../sse "
                 "with --transport sse?)"
             )
+        reason = reason or (describe(session.error) if session.error else "it exited during start-up")
         return DownstreamError(
             f"could not start the downstream MCP server `{self.name}`: {reason}. Check the command after "
             "`--` (is it installed and on PATH? does it run on its own?)"
