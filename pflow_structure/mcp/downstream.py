@@ -73,10 +73,11 @@ class Downstream:
     def name(self) -> str:
         return self.upstream.name
 
-    def prestart(self) -> None:
-        """Start the process (or connect) now, so it starts while the client is still connecting."""
+    def prestart(self, process: Any = None) -> None:
+        """Start the process (or connect) now, so it starts while the client is still connecting;
+        ``process``: the command, already started (``stdio.start``)."""
         if self._session is None:
-            self._session = self._launch()
+            self._session = self._launch(process)
 
     async def session(self) -> Session:
         """The live, initialised session; DownstreamError when it cannot be had."""
@@ -160,16 +161,16 @@ class Downstream:
                 await session.closed.wait()
 
     # -- one session ------------------------------------------------------------------------
-    def _launch(self) -> Session:
+    def _launch(self, process: Any = None) -> Session:
         session = Session()
         self.starts += 1
-        self.group.start_soon(self._own, session)
+        self.group.start_soon(self._own, session, process)
         return session
 
-    async def _own(self, session: Session) -> None:
+    async def _own(self, session: Session, process: Any = None) -> None:
         """Enter the transport, read until it ends or the session is ended, then leave it."""
         try:
-            async with self._transport() as (read_stream, write_stream):
+            async with self._transport(process) as (read_stream, write_stream):
                 session.write = write_stream
                 session.opened.set()
                 async with anyio.create_task_group() as group:
@@ -183,12 +184,12 @@ class Downstream:
             session.end()
             session.closed.set()
 
-    def _transport(self) -> Any:
+    def _transport(self, process: Any = None) -> Any:
         upstream = self.upstream
         if upstream.url is None:
             from pflow_structure.mcp.stdio import spawn
 
-            return spawn(list(upstream.command))
+            return spawn(list(upstream.command), process)
         from pflow_structure.mcp.compat import open_http
 
         async def seen(response: Any) -> None:

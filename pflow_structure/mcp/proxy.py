@@ -370,6 +370,7 @@ async def serve(
     start_timeout: float = DEFAULT_START_TIMEOUT,
     streams: tuple[Any, Any] | None = None,
     ready: Any = None,
+    process: Any = None,
 ) -> None:
     """Run the proxy until the client leaves (stdio, or the given server-side ``streams``).
 
@@ -382,7 +383,7 @@ async def serve(
     failure: Exception | None = None
     async with anyio.create_task_group() as group:
         proxy = Proxy(upstream, None, group, budget=budget, start_timeout=start_timeout)
-        proxy.downstream.prestart()
+        proxy.downstream.prestart(process)
         await anyio.sleep(0)  # the server starts now; the rest of the set-up runs meanwhile
         try:
             proxy._settings = settings() if callable(settings) else settings
@@ -430,9 +431,18 @@ async def _warm_up() -> None:
 def run(
     upstream: Upstream | list[str], settings: Settings | Callable[[], Settings], *, budget: int, start_timeout: float
 ) -> None:
-    """Blocking entry point for the CLI."""
+    """Blocking entry point for the CLI: a stdio server is started first, before the event loop."""
+    process = None
+    command = upstream.command if isinstance(upstream, Upstream) else tuple(upstream)
+    if command and not (isinstance(upstream, Upstream) and upstream.remote):
+        from pflow_structure.mcp.prestart import start, take
+
+        process = take(list(command))  # started by the console entry point, before click loaded
+        if process is None:
+            with contextlib.suppress(OSError):  # else started again in serve, which says why it cannot
+                process = start(list(command))
     try:
-        anyio.run(lambda: serve(upstream, settings, budget=budget, start_timeout=start_timeout))
+        anyio.run(lambda: serve(upstream, settings, budget=budget, start_timeout=start_timeout, process=process))
     except DownstreamError as exc:
         raise StructureError(str(exc)) from None
     except KeyboardInterrupt:

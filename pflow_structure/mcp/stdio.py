@@ -25,8 +25,11 @@ from typing import Any
 
 import anyio
 
+from pflow_structure.mcp.prestart import start
+
 EXIT_WAIT = 2.0  # seconds a process may take to exit after its stdin closes, then after SIGTERM
 BUFFER = 64
+CHUNK = 65536
 
 
 def encode(message: dict[str, Any]) -> bytes:
@@ -74,42 +77,60 @@ async def _write_all(source: Any, write: Any) -> None:
 
 
 @contextlib.asynccontextmanager
-async def spawn(command: list[str]) -> AsyncIterator[tuple[Any, Any]]:
-    """Start ``command``; yield (receive, send) message streams. Raises OSError when it cannot start."""
-    process = await anyio.open_process(
-        command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=None, start_new_session=os.name == "posix"
-    )
+async def spawn(command: list[str], process: subprocess.Popen[bytes] | None = None) -> AsyncIterator[tuple[Any, Any]]:
+    """Start ``command`` (or take the ``process`` already started for it); yield (receive, send)
+    message streams. Raises OSError when it cannot start. Pipes are read and written in worker
+    threads, so a process started before the event loop is used the same way."""
+    process = process or start(command)
+    assert process.stdin is not None and process.stdout is not None
+    stdout, stdin = anyio.wrap_file(process.stdout), anyio.wrap_file(process.stdin)
     incoming_send, incoming = anyio.create_memory_object_stream[Any](BUFFER)
     outgoing, outgoing_receive = anyio.create_memory_object_stream[Any](BUFFER)
-    assert process.stdin is not None and process.stdout is not None
-    try:
-        async with anyio.create_task_group() as group:
-            group.start_soon(_lines, process.stdout, incoming_send)
-            group.start_soon(_write_all, outgoing_receive, process.stdin.send)
-            try:
-                yield incoming, outgoing
-            finally:
-                group.cancel_scope.cancel()
-    finally:
-        with anyio.CancelScope(shield=True):
-            await _stop(process)
+
+    async def chunks() -> AsyncIterator[bytes]:
+        while chunk := await stdout.read1(CHUNK):
+            yield chunk
+
+    async def write(data: bytes) -> None:
+        await stdin.write(data)
+        await stdin.flush()
+
+    async with anyio.create_task_group() as group:
+        group.start_soon(_lines, chunks(), incoming_send)
+        group.start_soon(_write_all, outgoing_receive, write)
+        try:
+            yield incoming, outgoing
+        finally:
+            with anyio.CancelScope(shield=True):
+                await _stop(process)  # its stdout ends, so the reading thread returns
+            group.cancel_scope.cancel()
 
 
-async def _stop(process: Any) -> None:
+async def _stop(process: subprocess.Popen[bytes]) -> None:
     """Close stdin and wait; then SIGTERM the process group and wait; then SIGKILL it."""
     with contextlib.suppress(Exception):
-        await process.stdin.aclose()
+        assert process.stdin is not None
+        process.stdin.close()
     for next_signal in (signal.SIGTERM, getattr(signal, "SIGKILL", signal.SIGTERM)):
-        with anyio.move_on_after(EXIT_WAIT):
-            await process.wait()
+        if await _exited(process, EXIT_WAIT):
             return
         with contextlib.suppress(ProcessLookupError, PermissionError, OSError):
             if os.name == "posix":
                 os.killpg(process.pid, next_signal)
             else:
                 process.send_signal(next_signal)
-    with anyio.move_on_after(EXIT_WAIT):
-        await process.wait()
+    await _exited(process, EXIT_WAIT)
+
+
+async def _exited(process: subprocess.Popen[bytes], seconds: float) -> bool:
+    def wait() -> bool:
+        try:
+            process.wait(seconds)
+        except subprocess.TimeoutExpired:
+            return False
+        return True
+
+    return await anyio.to_thread.run_sync(wait)
 
 
 @contextlib.asynccontextmanager
