@@ -13,11 +13,10 @@ both ways:
   (small ones as they are or compact, large ones cached and answered with an execution id and
   their structure); ``read_fields`` is answered here.
 
-Progress, cancellations (their request ids translated), logging, resource updates, list
-changes and the server's own requests (``sampling/createMessage``, ``roots/list``,
-``elicitation/create``) with their answers pass through; whether they happen is the peers'
-business, since each sees the other's declared capabilities. On ``tools/list_changed`` the
-proxy lists the tools again (to keep its read tool's name free), then tells the client.
+Everything else passes through (progress, cancellations with their ids translated, logging,
+resource updates, list changes, the server's sampling, roots and elicitation requests), as each
+peer's declared capabilities decide. On ``tools/list_changed`` the proxy lists the tools again
+(to keep its read tool's name free), then tells the client.
 
 Never worse than no proxy: a failure while shaping a result answers with the result unchanged
 and appends a line to the failure log. A server that exits or drops its session is reported
@@ -36,14 +35,7 @@ from typing import TYPE_CHECKING, Any
 import anyio
 
 from pflow_structure.errors import ParameterError, StructureError
-from pflow_structure.mcp.answers import (
-    DEFAULT_BUDGET,
-    READ_TOOL,
-    READ_TOOL_DESCRIPTION,
-    READ_TOOL_SCHEMA,
-    read_arguments,
-    shape_result,
-)
+from pflow_structure.mcp.answers import DEFAULT_BUDGET, READ_TOOL, READ_TOOL_DESCRIPTION, READ_TOOL_SCHEMA, shape_result
 from pflow_structure.mcp.downstream import DEFAULT_START_TIMEOUT, Downstream, DownstreamError, Session
 from pflow_structure.mcp.remote import Upstream
 
@@ -286,7 +278,9 @@ class Proxy:
         if not self._read_tool_known and name in (READ_TOOL, f"pflow_structure_{READ_TOOL}"):
             await self._choose_read_tool()
         if name == self.read_tool:
-            return _result(request["id"], await self._read_fields(arguments))
+            from pflow_structure.mcp.server import answer_read_fields
+
+            return _result(request["id"], await answer_read_fields(arguments, self.settings))
         try:
             answer = await self._forward(request)
         except DownstreamError as exc:
@@ -328,24 +322,6 @@ class Proxy:
             tool, arguments, result, budget=self.budget, count=count, store=store, read_tool=self.read_tool,
             render=render,
         )  # fmt: skip
-
-    async def _read_fields(self, arguments: dict[str, Any]) -> dict[str, Any]:
-        from pflow_structure.mcp.compat import to_dict
-        from pflow_structure.mcp.server import answer_from, answer_read_text, error_result
-        from pflow_structure.service import read_fields
-
-        try:
-            execution_id, paths, limit, offset = read_arguments(arguments)
-        except ParameterError as exc:
-            return to_dict(error_result(exc))
-        format_name = arguments.get("format") or "json"
-        if format_name != "json":  # the service refuses a name that is not in READ_FORMATS
-            return to_dict(await answer_read_text(execution_id, paths, format_name, limit, offset, self.settings))
-        return to_dict(
-            await answer_from(
-                lambda: read_fields(execution_id, paths, limit=limit, offset=offset, settings=self.settings)
-            )
-        )
 
     def _log(self, tool: str, input_bytes: int, error: BaseException | str, *, stage: str) -> None:
         from pflow_structure.render.failure_log import append_failure, failure_record
