@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 if TYPE_CHECKING:
+    from pflow_structure.filtering.decisions import DecisionStore
     from pflow_structure.filtering.heuristic import FieldChoice
 
 MODES = ("auto", "llm", "heuristic", "off")
@@ -34,6 +35,7 @@ class FilterOptions(NamedTuple):
     timeout: float = DEFAULT_TIMEOUT
     api_base: str | None = None
     decisions_dir: Path | None = None
+    decision_store: DecisionStore | None = None  # wins over decisions_dir (Redis, shared by instances)
 
 
 class FilterOutcome(NamedTuple):
@@ -112,7 +114,9 @@ def _llm_choice(
 
     model = llm.resolve_model(options.model or llm.DEFAULT_MODEL)
     fields = fields_of(structure)
-    cache = DecisionCache(options.decisions_dir) if options.decisions_dir is not None else None
+    cache: DecisionStore | None = options.decision_store
+    if cache is None and options.decisions_dir is not None:
+        cache = DecisionCache(options.decisions_dir)
     key = decision_key(node_type, model, llm.PROMPT_VERSION, structure, fields)
     if cache is not None:
         kept = cache.get(key)
