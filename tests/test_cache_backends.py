@@ -76,7 +76,11 @@ def test_round_trip_returns_what_was_put(spec: tuple[str, ...]) -> None:
     stored = cache.put("read-json", {"path": "a.json", "api_key": "k"}, outputs, notes=["a note"])
     assert (stored.cached, stored.warnings) == (True, [])
     entry = cache.get(stored.execution_id)
-    assert (entry.outputs, entry.params, list(entry.notes)) == (outputs, {"path": "a.json", "api_key": "***"}, ["a note"])
+    assert (entry.outputs, entry.params, list(entry.notes)) == (
+        outputs,
+        {"path": "a.json", "api_key": "***"},
+        ["a note"],
+    )
 
 
 def test_entry_is_readable_at_exactly_its_ttl_and_expired_past_it(spec: tuple[str, ...]) -> None:

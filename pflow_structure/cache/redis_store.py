@@ -432,5 +432,5 @@ def _created(execution_id: str) -> int:
 
 def _reason(exc: BaseException) -> str:
     """A short reason without the URL (redis-py's messages name host:port, never the password)."""
-    text = str(exc) or type(exc).__name__
+    text = str(exc).rstrip(". ") or type(exc).__name__
     return text if len(text) <= 300 else text[:300] + "..."

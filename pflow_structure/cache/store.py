@@ -305,7 +305,6 @@ class ExecutionCache:
         infos = self.scan()
         now = self.clock()
         return {
-            "store": "file",
             "directory": str(self.directory),
             "entries": len(infos),
             "expired": sum(1 for info in infos if self.is_expired(info, now)),
@@ -314,6 +313,7 @@ class ExecutionCache:
             "ttl_hours": self.ttl_hours,
             "oldest": format_timestamp(infos[0].created) if infos else None,
             "newest": format_timestamp(infos[-1].created) if infos else None,
+            "store": "file",
         }
 
     def prune(self, *, keep: str | None = None) -> dict[str, int]:
