@@ -178,7 +178,9 @@ class Load:
                 if where not in sessions:
                     continue  # kept only on an instance that was killed: counted in the report
                 path, expected = self.cases[case][1], self.cases[case][2]
-                result = await call(sessions[where], "read_fields", {"execution_id": execution_id, "field_paths": [path]})
+                result = await call(
+                    sessions[where], "read_fields", {"execution_id": execution_id, "field_paths": [path]}
+                )
                 missing += int(bool(result.get("isError")) or result.get("structuredContent") != {path: expected})
         return missing
 
@@ -319,7 +321,12 @@ def compression(cases: list[Any]) -> dict[str, Any]:
         seconds += time.perf_counter() - started
         sizes += len(data)
         packed += len(squeezed)
-    return {"bytes": sizes, "compressed": packed, "ratio": round(sizes / packed, 1), "mb_per_s": round(sizes / 1e6 / seconds)}
+    return {
+        "bytes": sizes,
+        "compressed": packed,
+        "ratio": round(sizes / packed, 1),
+        "mb_per_s": round(sizes / 1e6 / seconds),
+    }
 
 
 def main() -> int:

@@ -120,7 +120,7 @@ class Settings:
         if options.decisions_dir is None:
             options = options._replace(decisions_dir=self.cache_dir.parent / "filter-decisions")
         if self.cache_url and options.decision_store is None and options.mode in ("auto", "llm"):
-            from pflow_structure.cache.redis_store import RedisDecisionCache
+            from pflow_structure.cache.redis_decisions import RedisDecisionCache
             from pflow_structure.filtering.decisions import DEFAULT_TTL_DAYS
 
             options = options._replace(decision_store=RedisDecisionCache(self.cache_url, ttl_days=DEFAULT_TTL_DAYS))

@@ -28,7 +28,7 @@ from pflow_structure.cache.masking import mask_secrets
 from pflow_structure.cache.store import _HELD, ExecutionCache
 from pflow_structure.errors import CacheUnavailableError, ExecutionExpiredError, ExecutionNotFoundError
 
-__all__ = ["COMPRESS_OVER", "DEFAULT_NAMESPACE", "RedisDecisionCache", "RedisExecutionCache", "connect"]
+__all__ = ["COMPRESS_OVER", "DEFAULT_NAMESPACE", "RedisExecutionCache", "connect", "redis_error"]
 
 DEFAULT_NAMESPACE = "pflow-structure"
 DEFAULT_TIMEOUT = 2.0
@@ -365,50 +365,12 @@ class RedisExecutionCache:
             raise self._read_problem(exc) from None
 
 
-class RedisDecisionCache:
-    """The filter's saved decisions in Redis, so every instance reuses one LLM answer (see filtering.decisions)."""
+def redis_error() -> type[Exception]:
+    """redis-py's base error, for modules that use :func:`connect` without importing redis themselves."""
+    import redis
 
-    def __init__(
-        self, url: str, *, ttl_days: float, namespace: str = DEFAULT_NAMESPACE, timeout: float = DEFAULT_TIMEOUT
-    ) -> None:
-        self._client = connect(url, timeout=timeout)
-        self.namespace = namespace
-        self.ttl_seconds = max(1, round(ttl_days * 86400))
-
-    def _key(self, key: str) -> str:
-        if len(key) != 64 or any(char not in "0123456789abcdef" for char in key):
-            raise ValueError(f"not a decision key: {key[:80]!r}")
-        return f"{self.namespace}:decision:{key}"
-
-    def get(self, key: str) -> list[str] | None:
-        """The kept paths, or None (also when Redis does not answer: the filter then asks again)."""
-        import json
-
-        import redis
-
-        try:
-            raw = self._client.get(self._key(key))
-        except redis.RedisError:
-            return None
-        try:
-            record = json.loads(raw) if raw is not None else None
-        except ValueError:
-            return None
-        kept = record.get("kept") if isinstance(record, dict) and record.get("key") == key else None
-        if not isinstance(kept, list) or not kept or not all(isinstance(item, str) for item in kept):
-            return None
-        return kept
-
-    def put(self, key: str, kept: Sequence[str], **about: Any) -> bool:
-        import json
-
-        import redis
-
-        record = {"key": key, "created": time.time(), "kept": list(kept), **about}
-        try:
-            return bool(self._client.set(self._key(key), json.dumps(record, ensure_ascii=True), ex=self.ttl_seconds))
-        except redis.RedisError:
-            return False
+    error: type[Exception] = redis.RedisError
+    return error
 
 
 def _pack(data: bytes) -> bytes:
