@@ -14,7 +14,7 @@ id from one to another; what Redis cannot take is kept in the instance's directo
 
 Fault runs (4 instances, Redis, AOF with appendfsync always, so a restart keeps what was acknowledged):
 one instance killed when half the calls were sent (the client, like a load balancer, marks it down
-and resends to the next instance), and Redis stopped and started again at half-way.
+and resends to the next instance), and Redis stopped at half-way and started again 2 s later (runs in between are kept on their instance).
 
 Then one id among 100,000 entries in Redis: median ``RedisExecutionCache.get`` over loopback, next to
 a raw ``GET`` of the same key. Only 127.0.0.1; every loop is bounded in count and time.
@@ -46,6 +46,7 @@ from tests.redis_servers import RedisServer, free_port  # noqa: E402  # the test
 CORPUS = Path("/work/shared/corpus") if Path("/work/shared/corpus").is_dir() else REPO / "tests" / "corpus"
 MAX_FILE = 200_000
 CALL_TIMEOUT = 60.0
+OUTAGE_SECONDS = 2.0  # Redis is down this long in the restart run
 RUN_SHARE = 0.4  # of the calls are registry_run, the rest read_fields
 
 
@@ -102,7 +103,7 @@ class Load:
         self.latencies: list[float] = []
         self.errors: dict[str, int] = {}
         self.resent = 0
-        self.halfway = asyncio.Event()
+        self.halfway = asyncio.Event()  # set when half the calls were sent: the fault runs inject then
         self.rng = random.Random(7)
 
     def error(self, kind: str) -> None:
@@ -114,18 +115,25 @@ class Load:
         return time.perf_counter() - started
 
     async def worker(self, number: int) -> None:
+        """Send calls until the count is reached; a transport that breaks (the server closed the
+        connection under it) costs the call in flight, counted as an error, and new sessions."""
         from contextlib import AsyncExitStack
 
-        async with AsyncExitStack() as stack:
-            sessions = [await open_session(stack, url) for url in self.urls]
-            while self.sent < self.calls:
-                index = self.sent
-                self.sent += 1
-                if self.sent >= self.calls // 2:
-                    self.halfway.set()
-                await self.one_call(sessions, index)
+        while self.sent < self.calls:
+            try:
+                async with AsyncExitStack() as stack:
+                    sessions: dict[int, Any] = {}
+                    while self.sent < self.calls:
+                        index = self.sent
+                        self.sent += 1
+                        if self.sent >= self.calls // 2:
+                            self.halfway.set()
+                        await self.one_call(stack, sessions, index)
+            except Exception as exc:  # an ExceptionGroup from the SDK's task group: the call in flight is lost
+                self.error(f"transport broke, call lost: {leaf(exc)}")
+                self.down.update(i for i, url in enumerate(self.urls) if not is_listening(url))
 
-    async def one_call(self, sessions: list[Any], index: int) -> None:
+    async def one_call(self, stack: Any, sessions: dict[int, Any], index: int) -> None:
         target = index % len(self.urls)
         readable = [a for a in self.acked if len(self.urls) == 1 or (a[2] != target and not a[3])]
         is_run = not readable or self.rng.random() < RUN_SHARE
@@ -136,16 +144,17 @@ class Load:
                 continue
             started = time.perf_counter()
             try:
+                if target not in sessions:
+                    sessions[target] = await open_session(stack, self.urls[target])
                 if is_run:
                     args = {"node_type": "read-json", "parameters": {"path": str(self.cases[case][0])}}
                     result = await call(sessions[target], "registry_run", args)
                 else:
-                    acked = self.rng.choice(readable)
-                    result = await self.read(sessions[target], acked)
-            except Exception:  # the instance is gone: mark it down and resend to the next one
+                    result = await self.read(sessions[target], self.rng.choice(readable))
+            except (OSError, asyncio.TimeoutError) as exc:  # refused: mark the instance down, resend to the next
                 self.down.add(target)
                 self.resent += 1
-                self.error("connection (resent)")
+                self.error(f"instance down, resent ({type(exc).__name__})")
                 target = (target + 1) % len(self.urls)
                 continue
             self.latencies.append(time.perf_counter() - started)
@@ -205,6 +214,26 @@ async def call(session: Any, name: str, arguments: dict[str, Any]) -> dict[str, 
     return to_dict(await asyncio.wait_for(session.call_tool(name, arguments), timeout=CALL_TIMEOUT))
 
 
+def leaf(exc: BaseException) -> str:
+    """The first plain exception inside (nested) exception groups."""
+    while getattr(exc, "exceptions", None):
+        exc = exc.exceptions[0]  # type: ignore[attr-defined]
+    return type(exc).__name__
+
+
+def is_listening(url: str) -> bool:
+    """The load balancer's health check: does the instance's port accept a connection?"""
+    import socket
+    from urllib.parse import urlsplit
+
+    parts = urlsplit(url)
+    try:
+        socket.create_connection((parts.hostname, parts.port), timeout=2).close()
+    except OSError:
+        return False
+    return True
+
+
 def percentile(values: list[float], share: float) -> float:
     ordered = sorted(values)
     return ordered[min(len(ordered) - 1, int(share * len(ordered)))] if ordered else float("nan")
@@ -237,7 +266,9 @@ def scenario(
                 if fault == "kill":
                     processes[-1].kill()
                 elif fault == "redis-restart" and server is not None:
-                    await asyncio.to_thread(server.restart)
+                    await asyncio.to_thread(server.stop)
+                    await asyncio.sleep(OUTAGE_SECONDS)
+                    await asyncio.to_thread(server.start)
 
             injector = asyncio.create_task(inject())
             seconds = await load.run()
