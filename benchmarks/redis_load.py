@@ -14,7 +14,8 @@ id from one to another; what Redis cannot take is kept in the instance's directo
 
 Fault runs (4 instances, Redis, AOF with appendfsync always, so a restart keeps what was acknowledged):
 one instance killed when half the calls were sent (the client, like a load balancer, marks it down
-and resends to the next instance), and Redis stopped at half-way and started again 2 s later (runs in between are kept on their instance).
+and resends to the next instance), and Redis stopped at half-way and started again 2 s later (runs
+in between are kept on their instance).
 
 Then one id among 100,000 entries in Redis: median ``RedisExecutionCache.get`` over loopback, next to
 a raw ``GET`` of the same key. Only 127.0.0.1; every loop is bounded in count and time.
