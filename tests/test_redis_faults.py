@@ -193,3 +193,21 @@ def test_without_the_url_nothing_imports_redis(tmp_path: Path) -> None:
     env = {k: v for k, v in os.environ.items() if k != "PFLOW_STRUCTURE_CACHE_URL"}
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=60)
     assert (done.returncode, done.stdout) == (0, "ExecutionCache False\n"), done.stderr
+
+
+def test_an_acl_user_and_password_in_the_url_work_and_a_wrong_one_is_named_without_it(tmp_path: Path) -> None:
+    require_redis()
+    server = RedisServer(tmp_path / "redis", user=f"app on >{PASSWORD} ~* &* +@all").start()
+    try:
+        cache = _redis_cache(f"redis://app:{PASSWORD}@127.0.0.1:{server.port}/0", tmp_path)
+        stored = cache.put("n", {}, {"result": 1})
+        assert (stored.where, cache.get(stored.execution_id).outputs) == ("redis", {"result": 1})
+        wrong = _redis_cache(f"redis://app:not-{PASSWORD}@127.0.0.1:{server.port}/0", tmp_path)
+        with pytest.raises(CacheUnavailableError) as refused:
+            wrong.get(stored.execution_id)
+    finally:
+        server.stop()
+    assert str(refused.value).startswith(
+        f"The execution cache at redis://app@127.0.0.1:{server.port}/0 cannot be reached (invalid username-password"
+    )
+    assert PASSWORD not in str(refused.value)
