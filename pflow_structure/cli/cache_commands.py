@@ -48,7 +48,7 @@ def cache_list(ctx: click.Context, as_json: bool) -> None:
 @click.pass_context
 @_fails_cleanly
 def cache_stats(ctx: click.Context, as_json: bool) -> None:
-    """Show the cache directory, entry count, size and limits."""
+    """Show where the cache is (directory, or Redis with PFLOW_STRUCTURE_CACHE_URL), entry count, size and limits."""
     stats = _settings(ctx).cache().stats()
     if as_json:
         _echo_json(stats)
