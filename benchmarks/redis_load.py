@@ -20,7 +20,7 @@ in between are kept on their instance).
 Then one id among 100,000 entries in Redis: median ``RedisExecutionCache.get`` over loopback, next to
 a raw ``GET`` of the same key. Only 127.0.0.1; every loop is bounded in count and time.
 
-    python benchmarks/redis_load.py            # full run (about 10 minutes on 2 cores)
+    python benchmarks/redis_load.py            # full run (13 minutes on a busy 2-core machine)
     python benchmarks/redis_load.py --smoke    # CI: a few calls, 1 and 2 instances, 2,000 entries
 """
 
