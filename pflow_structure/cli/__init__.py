@@ -129,7 +129,8 @@ def run(
     """Run NODE and print the structure of its output and an execution id.
 
     Parameters are KEY=VALUE: numbers, true/false and null are typed, values starting
-    with [ or { are JSON, and KEY=@FILE reads the value from FILE. Values are kept in
+    with [ or { are JSON, and KEY=@FILE reads the value from FILE. KEY='${exec-ID:PATH}'
+    passes a cached value (any read-fields path) without printing it. Values are kept in
     the cache with secrets (tokens, passwords, keys) masked. A structure of more than 50
     fields shows the ones that matter most (PFLOW_STRUCTURE_FILTER: auto, llm,
     heuristic, off); --all-fields lists all, and read-fields reads any path either way.
@@ -362,7 +363,7 @@ def pflow_command(ctx: click.Context, pflow_args: Sequence[str]) -> None:
 
 
 # Command groups in their own modules register themselves on ``main`` when imported.
-from pflow_structure.cli import cache_commands, discovery_commands, format_commands  # noqa: E402, F401
+from pflow_structure.cli import cache_commands, discovery_commands, format_commands, value_commands  # noqa: E402, F401
 
 if __name__ == "__main__":  # pragma: no cover
     main()

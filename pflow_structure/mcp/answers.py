@@ -162,8 +162,17 @@ def hint(execution_id: str, example_path: str, tokens: int, read_tool: str = "re
     return (
         f"Too large to show ({tokens:,} tokens). "
         f"Read only what you need: {read_tool}(execution_id={json.dumps(execution_id)}, "
-        f"field_paths=[{json.dumps(example_path, ensure_ascii=False)}]); [*] reads every item, limit/offset page."
+        f"field_paths=[{json.dumps(example_path, ensure_ascii=False)}]); [*] reads every item, limit/offset page. "
+        f'Pass a value on unread as "${{{execution_id}:path}}" in any argument.'
     )
+
+
+def is_text_lines(result: dict[str, Any], value: Any) -> bool:
+    """Whether ``value`` is the one text block of ``result`` split into lines (see :func:`payload`)."""
+    content = result.get("content", [])
+    if len(content) != 1 or content[0].get("type") != "text" or not isinstance(value, list):
+        return False
+    return all(isinstance(line, str) for line in value) and "\n".join(value) == content[0].get("text")
 
 
 def _plain_note(result: dict[str, Any], count: TokenCounter, budget: int) -> str | None:

@@ -31,6 +31,7 @@ import anyio
 from pflow_structure.errors import ParameterError, StructureError
 from pflow_structure.failure_log import append_failure, failure_record
 from pflow_structure.mcp.answers import DEFAULT_BUDGET, shape_result
+from pflow_structure.mcp.passing import EDIT_TOOL, EDIT_TOOL_DESCRIPTION, EDIT_TOOL_SCHEMA, tool_schemas
 from pflow_structure.render.fields_text import READ_FORMAT_DESCRIPTION, READ_FORMATS
 from pflow_structure.settings import Settings
 
@@ -44,7 +45,7 @@ EXACT_COUNT_CHARS = 4_000_000
 READ_TOOL_DESCRIPTION = (
     "Read values from a result the proxy cached because it was too large to show. Give the execution_id from "
     "that answer and the paths you need, as its structure lists them: {path: value}; null where a path finds "
-    "nothing."
+    'nothing. To pass a value on unread, put "${execution_id:path}" in any tool argument.'
 )
 READ_TOOL_SCHEMA = {
     "type": "object",
@@ -241,6 +242,8 @@ class Proxy:
         self.settings = settings
         self.budget = budget
         self.read_tool = READ_TOOL
+        self.edit_tool = EDIT_TOOL
+        self.schemas: dict[str, Any] = {}  # input schema by tool name, for arguments that hold references
         self.shaped: list[str] = []  # kinds of the answers given, for tests and benchmarks
 
     async def choose_read_tool(self) -> str:
@@ -256,10 +259,12 @@ class Proxy:
             page = types.PaginatedRequestParams(cursor=cursor) if cursor else None
             listing = to_dict(await self.downstream.request(functools.partial(_list_tools, page=page)))
             names.update(tool.get("name", "") for tool in listing.get("tools", []))
+            self.schemas.update(tool_schemas(listing))
             cursor = listing.get("nextCursor")
             if not cursor:
                 break
         self.read_tool = READ_TOOL if READ_TOOL not in names else f"pflow_structure_{READ_TOOL}"
+        self.edit_tool = EDIT_TOOL if EDIT_TOOL not in names else f"pflow_structure_{EDIT_TOOL}"
         return self.read_tool
 
     # -- handlers -----------------------------------------------------------------------------
@@ -309,9 +314,13 @@ class Proxy:
 
         listing = to_dict(await self._downstream_or_protocol_error(lambda session: paged(session.list_tools, params)))
         tools = [{k: v for k, v in tool.items() if k != "outputSchema"} for tool in listing.get("tools", [])]
+        self.schemas.update(tool_schemas(listing))
         if not getattr(params, "cursor", None):
             tools.append(
                 {"name": self.read_tool, "description": READ_TOOL_DESCRIPTION, "inputSchema": READ_TOOL_SCHEMA}
+            )
+            tools.append(
+                {"name": self.edit_tool, "description": EDIT_TOOL_DESCRIPTION, "inputSchema": EDIT_TOOL_SCHEMA}
             )
         return types.ListToolsResult.model_validate({**listing, "tools": tools})
 
@@ -319,15 +328,21 @@ class Proxy:
         from mcp import types
 
         from pflow_structure.mcp.compat import call_tool_unchecked, to_dict, tool_result
+        from pflow_structure.mcp.passing import answer_edit, resolve_call
 
         name = params.name
         arguments = dict(params.arguments or {})
         if name == self.read_tool:
             return await self._read_fields(arguments)
+        if name == self.edit_tool:
+            return await answer_edit(arguments, self.settings)
+        sent, failed = await resolve_call(self, name, arguments)  # ${exec-ID:PATH}, before the downstream sees it
+        if failed is not None:
+            return failed
         try:
-            raw = await self.downstream.request(lambda session: call_tool_unchecked(session, name, arguments))
+            raw = await self.downstream.request(lambda session: call_tool_unchecked(session, name, sent))
         except DownstreamError as exc:
-            self._log(name, len(_json_bytes(arguments)), str(exc), stage="call")
+            self._log(name, len(_json_bytes(sent)), str(exc), stage="call")
             return tool_result(None, f"Error: {exc}", is_error=True)
         result = to_dict(raw)
         try:
@@ -343,11 +358,13 @@ class Proxy:
 
     # -- work ---------------------------------------------------------------------------------
     def _shape(self, tool: str, arguments: dict[str, Any], result: dict[str, Any]) -> Any:
+        from pflow_structure.mcp.answers import is_text_lines
         from pflow_structure.render.tokens import count_tokens
         from pflow_structure.service import store_outputs
 
         def store(tool_name: str, args: dict[str, Any], value: Any) -> dict[str, Any]:
-            return store_outputs(f"mcp:{tool_name}", args, {"result": value}, settings=self.settings)
+            text = [["result"]] if is_text_lines(result, value) else []  # a reference to "result" passes the text
+            return store_outputs(f"mcp:{tool_name}", args, {"result": value}, settings=self.settings, text_paths=text)
 
         def count(text: str) -> int:
             # Exact up to a few megabytes (about 8 MB/s); beyond that only "over the budget" matters.

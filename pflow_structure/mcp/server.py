@@ -15,6 +15,7 @@ import json
 from collections.abc import Callable
 from typing import Annotated, Any, Literal
 
+from pflow_structure.mcp.passing import DELETE_DESCRIPTION, SET_DESCRIPTION
 from pflow_structure.render.fields_text import READ_FORMAT_DESCRIPTION
 from pflow_structure.settings import Settings
 
@@ -55,7 +56,8 @@ def build_server(settings: Settings | None = None, *, host: str = "127.0.0.1") -
         """Run a node and get its execution_id and the structure of its output, not the values.
 
         The structure maps template paths (result[0].title; [0] stands for every list item) to
-        their type and statistics. Read values afterwards with read_fields.
+        their type and statistics. Read values afterwards with read_fields. A parameter
+        "${execution_id:path}" passes a cached value on unread.
         """
         from pflow_structure.service import registry_run as run
 
@@ -137,7 +139,22 @@ def build_server(settings: Settings | None = None, *, host: str = "127.0.0.1") -
         )
         return answer
 
-    for tool in (registry_run, read_fields, list_nodes, describe_nodes):
+    async def edit_fields(
+        execution_id: Annotated[str, Field(description="The execution_id of the value to change.")],
+        set: Annotated[dict[str, Any] | None, Field(description=SET_DESCRIPTION)] = None,
+        delete: Annotated[list[str] | None, Field(description=DELETE_DESCRIPTION)] = None,
+    ) -> CallToolResult:
+        """Change a cached value without reading it: set values at paths (a missing key is added; [*] sets
+        every item) and delete paths. Answers a new execution_id with its structure, as registry_run does;
+        the original is unchanged."""
+        from pflow_structure.mcp.passing import answer_edit
+
+        answer: CallToolResult = await answer_edit(
+            {"execution_id": execution_id, "set": set, "delete": delete}, settings
+        )
+        return answer
+
+    for tool in (registry_run, read_fields, edit_fields, list_nodes, describe_nodes):
         server.tool(name=tool.__name__, description=tool.__doc__)(tool)
     return server
 

@@ -1,0 +1,101 @@
+"""Passing values on: references in arguments and edits of cached values, for every adapter.
+
+``resolve_arguments`` is what the proxy (before a downstream tool call), the MCP server's
+``registry_run`` and the CLI's ``run KEY=VALUE`` call on their arguments; ``edit_fields``
+changes a cached value into a new execution (copy-on-write) and answers its structure, as
+``registry_run`` does. The logic lives in :mod:`pflow_structure.references` and
+:mod:`pflow_structure.edits`; this module ties them to the settings and the cache.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from pflow_structure.cache.store import ExecutionCache
+from pflow_structure.errors import ParameterError
+from pflow_structure.references import has_references, resolve_references
+from pflow_structure.settings import Settings
+
+__all__ = ["edit_fields", "has_references", "resolve_arguments"]
+
+
+def resolve_arguments(
+    arguments: Any,
+    *,
+    schema: Mapping[str, Any] | None = None,
+    settings: Settings | None = None,
+    cache: ExecutionCache | None = None,
+) -> Any:
+    """``arguments`` with every ``${exec-ID:PATH}`` replaced by the cached value it names.
+
+    Arguments without a reference come back as the very same object. ``schema`` is the
+    tool's JSON Schema for its arguments (a value goes as compact JSON text where it wants a
+    string). Raises ``UnresolvedReferenceError`` or ``ReferenceTooLargeError`` (see
+    :mod:`pflow_structure.references`); nothing is logged, so no value reaches a log.
+
+    >>> resolve_arguments({"content": "${exec-1763463202-0cd0c8fe:result}"})  # doctest: +SKIP
+    {'content': {'title': 'Fix authentication bug', ...}}
+    """
+    if not has_references(arguments):
+        return arguments
+    settings = settings or Settings.from_env()
+    cache = cache or settings.cache()
+    return resolve_references(arguments, cache.get, schema=schema, max_bytes=settings.max_reference_bytes)
+
+
+def edit_fields(
+    execution_id: str,
+    set_values: Mapping[str, Any] | None = None,
+    delete: Sequence[str] = (),
+    *,
+    settings: Settings | None = None,
+    cache: ExecutionCache | None = None,
+    all_fields: bool = False,
+) -> dict[str, Any]:
+    """Apply ``set_values`` (``{path: value}``) and then ``delete`` (paths) to a copy of an
+    execution's outputs, store it as a new execution, and return that one's structure.
+
+    The original entry is unchanged. Values in ``set_values`` may be references
+    (``"${exec-ID:PATH}"``). Setting a key that does not exist adds it; ``[*]`` sets every
+    item; a path through a missing parent raises ``PathNotFoundError`` naming that parent.
+    The answer is ``registry_run``'s dict plus ``edited_from``.
+    """
+    from pflow_structure.edits import apply_edits
+    from pflow_structure.service import describe_stored
+
+    set_values, delete = _checked(set_values, delete)
+    settings = settings or Settings.from_env()
+    cache = cache or settings.cache()
+    entry = cache.get(execution_id)
+    values = resolve_arguments(set_values, settings=settings, cache=cache)
+    edited = apply_edits(entry.outputs, values, delete)
+    kept_binary = [p for p in entry.binary_paths if not _under_any(p, edited.changed)]
+    kept_text = [p for p in entry.text_paths if not _under_any(p, edited.changed)]
+    # Only the paths go into params: the values may be large, or secret.
+    params = {"edited_from": execution_id, "set": list(set_values), "delete": list(delete)}
+    stored = cache.put(entry.node_type, params, edited.value, binary_paths=kept_binary, text_paths=kept_text)
+    result = describe_stored(
+        entry.node_type, edited.value, stored, kept_binary, [], settings=settings, all_fields=all_fields
+    )
+    result["edited_from"] = execution_id
+    return result
+
+
+def _checked(set_values: Any, delete: Any) -> tuple[dict[str, Any], list[str]]:
+    if set_values is None:
+        set_values = {}
+    if not isinstance(set_values, Mapping):
+        raise ParameterError('set must be an object of path: value, e.g. {"result.title": "New title"}')
+    if isinstance(delete, str) or not isinstance(delete, Sequence):
+        raise ParameterError('delete must be a list of paths, e.g. ["result.draft"]')
+    if not all(isinstance(path, str) for path in delete):
+        raise ParameterError('delete must be a list of paths (strings), e.g. ["result.draft"]')
+    if not set_values and not delete:
+        raise ParameterError('nothing to edit: give set ({"path": value}) or delete (["path"]), or both')
+    return dict(set_values), list(delete)
+
+
+def _under_any(path: Sequence[str | int], prefixes: Sequence[Sequence[str | int]]) -> bool:
+    """Whether ``path`` is at or under one of ``prefixes`` (its value may have changed)."""
+    return any(tuple(path[: len(prefix)]) == tuple(prefix) for prefix in prefixes)
