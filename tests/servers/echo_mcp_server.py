@@ -1,9 +1,10 @@
 """A minimal stdio MCP server, without the SDK, that answers each tool call with the exact bytes
 of the ``arguments`` it received (for the proxy's byte-for-byte test).
 
-Run as ``python tests/servers/echo_mcp_server.py``. Tools: ``echo`` (any arguments) and
+Run as ``python tests/servers/echo_mcp_server.py``. Tools: ``echo`` (any arguments),
 ``echo_typed`` (``text``: string, ``items``: array, ``count``: integer), so a test can check
-how the proxy passes a referenced value where a schema wants a string.
+how the proxy passes a referenced value where a schema wants a string, and ``calls`` (how many
+echo calls reached this server, so a test can check that a refused call never did).
 """
 
 from __future__ import annotations
@@ -27,7 +28,9 @@ TOOLS = [
             },
         },
     },
+    {"name": "calls", "description": "How many tool calls came before this one.", "inputSchema": {"type": "object"}},
 ]
+CALLS = [0]
 
 
 def raw_arguments(line: str) -> str:
@@ -52,7 +55,10 @@ def answer(message: dict[str, Any], line: str) -> dict[str, Any] | None:
         }
     elif method == "tools/list":
         result = {"tools": TOOLS}
+    elif method == "tools/call" and message["params"]["name"] == "calls":
+        result = {"content": [{"type": "text", "text": f"{CALLS[0]} calls before"}], "isError": False}
     elif method == "tools/call":
+        CALLS[0] += 1
         # A prefix keeps the proxy from re-encoding the answer: plain text passes as it is.
         result = {"content": [{"type": "text", "text": "ARGS " + raw_arguments(line)}], "isError": False}
     elif method == "ping":
