@@ -21,6 +21,8 @@ CORE = (
     "discovery",
     "failure_log",
     "jsontext",
+    "references",
+    "edits",
 )
 ADAPTERS = (
     "cli",
@@ -28,6 +30,7 @@ ADAPTERS = (
     "mcp",
     "service",
     "service_discovery",
+    "service_values",
     "wrapper",
     "integrations",
     "settings",

@@ -144,7 +144,8 @@ def test_an_expired_id_is_refused(isolated_cache: Path) -> None:
     message = error_of({"x": ref(old, "result")})
     assert message.startswith(f"Cannot pass ${{{old}:result}} (in x): Execution expired: {old} is ")
     assert message.endswith(
-        " h old and entries live 24 h. Run the node again with `pflow-structure run NODE ...` to get a new execution id."
+        " h old and entries live 24 h. "
+        "Run the node again with `pflow-structure run NODE ...` to get a new execution id."
     )
 
 

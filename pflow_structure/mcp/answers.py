@@ -163,7 +163,7 @@ def hint(execution_id: str, example_path: str, tokens: int, read_tool: str = "re
         f"Too large to show ({tokens:,} tokens). "
         f"Read only what you need: {read_tool}(execution_id={json.dumps(execution_id)}, "
         f"field_paths=[{json.dumps(example_path, ensure_ascii=False)}]); [*] reads every item, limit/offset page. "
-        f'Pass a value on unread as "${{{execution_id}:path}}" in any argument.'
+        'Pass values on unread: "${execution_id:path}" in any argument.'
     )
 
 

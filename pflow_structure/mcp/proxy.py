@@ -45,7 +45,7 @@ EXACT_COUNT_CHARS = 4_000_000
 READ_TOOL_DESCRIPTION = (
     "Read values from a result the proxy cached because it was too large to show. Give the execution_id from "
     "that answer and the paths you need, as its structure lists them: {path: value}; null where a path finds "
-    'nothing. To pass a value on unread, put "${execution_id:path}" in any tool argument.'
+    'nothing. Pass values on unread: "${execution_id:path}" in any argument.'
 )
 READ_TOOL_SCHEMA = {
     "type": "object",
