@@ -345,3 +345,21 @@ def test_the_cli_edit_fields_command(stored: str) -> None:
     assert missing.output == (
         "Error: result.a.b: the parent result.a does not exist (no key 'a' here). Set result.a first, e.g. to {}.\n"
     )
+
+
+def test_the_mcp_answer_of_edit_fields_holds_only_what_changed(stored: str) -> None:
+    answer = edit_fields(
+        stored, {"result.title": "A longer title", "result.items[*].done": True}, ["result.empty"], changes_only=True
+    )
+    new = answer.pop("execution_id")
+    assert new.startswith("exec-") and new != stored
+    assert answer == {
+        "edited_from": stored,
+        "structure": {
+            "result.title": {"type": "str", "avg_length": 14},
+            "result.items[0].done": {"type": "bool"},
+        },
+        "field_count": 5,
+        "removed_paths": ["result.empty"],
+        "note": f"Only what changed; every other path is as in {stored}.",
+    }

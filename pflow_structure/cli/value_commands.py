@@ -15,7 +15,9 @@ from pflow_structure.cli import CONTEXT_SETTINGS, _echo_json, _echo_text, _fails
 @click.argument("execution_id")
 @click.argument("changes", nargs=-1, metavar="[PATH=JSON]...")
 @click.option("--delete", "delete", multiple=True, metavar="PATH", help="A path to remove (repeat for more).")
-@click.option("--json", "as_json", is_flag=True, help="Print the result dict as JSON (what MCP returns).")
+@click.option(
+    "--json", "as_json", is_flag=True, help="Print what MCP returns: the new id and the structure of what changed."
+)
 @click.pass_context
 @_fails_cleanly
 def edit_fields_command(
@@ -23,7 +25,8 @@ def edit_fields_command(
 ) -> None:
     """Set PATH to a JSON value (and remove --delete PATHs) in a copy of a cached execution.
 
-    Prints the new execution id and its structure; the original stays as it was. A key that
+    Prints the new execution id and its structure, as run does (--json: only what changed); the
+    original stays as it was. A key that
     does not exist is added, [*] sets every item, and a path through a missing parent is an
     error naming it. A value may be a reference to any cached value, "${exec-ID:PATH}":
 
@@ -37,7 +40,7 @@ def edit_fields_command(
     set_values = parse_changes(changes)
     if not set_values and not delete:
         raise click.UsageError("Nothing to edit: give PATH=JSON and/or --delete PATH.")
-    result = edit_fields(execution_id, set_values, list(delete), settings=_settings(ctx))
+    result = edit_fields(execution_id, set_values, list(delete), settings=_settings(ctx), changes_only=as_json)
     if as_json:
         _echo_json(result)
     else:

@@ -16,8 +16,8 @@ from pflow_structure.settings import Settings
 EDIT_TOOL = "edit_fields"
 EDIT_TOOL_DESCRIPTION = (
     "Change a cached result without reading it: set values at paths (a missing key is added; [*] sets every "
-    "item) and delete paths. Answers a new execution_id with its structure; the original is unchanged. Pass "
-    'the new value on with "${execution_id:path}" in any tool argument.'
+    "item) and delete paths. Answers a new execution_id and the structure of what changed; the original is "
+    'unchanged. Pass the new value on with "${execution_id:path}" in any tool argument.'
 )
 SET_DESCRIPTION = (
     'Path: new value, e.g. {"result.items[0].title": "New", "result[*].done": true}. A value may be a '
@@ -58,7 +58,9 @@ async def answer_edit(arguments: Mapping[str, Any], settings: Settings | None) -
         execution_id, set_values, delete = edit_arguments(arguments)
     except ParameterError as exc:
         return error_result(exc)
-    return await answer_from(lambda: edit_fields(execution_id, set_values, delete, settings=settings))
+    return await answer_from(
+        lambda: edit_fields(execution_id, set_values, delete, settings=settings, changes_only=True)
+    )
 
 
 def tool_schemas(listing: Mapping[str, Any]) -> dict[str, Any]:

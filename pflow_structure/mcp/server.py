@@ -145,8 +145,8 @@ def build_server(settings: Settings | None = None, *, host: str = "127.0.0.1") -
         delete: Annotated[list[str] | None, Field(description=DELETE_DESCRIPTION)] = None,
     ) -> CallToolResult:
         """Change a cached value without reading it: set values at paths (a missing key is added; [*] sets
-        every item) and delete paths. Answers a new execution_id with its structure, as registry_run does;
-        the original is unchanged."""
+        every item) and delete paths. Answers a new execution_id and the structure of what changed; the
+        original is unchanged."""
         from pflow_structure.mcp.passing import answer_edit
 
         answer: CallToolResult = await answer_edit(
