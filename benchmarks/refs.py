@@ -86,7 +86,7 @@ class Agent:
 async def in_session(command: list[str], task: Any) -> tuple[int, int]:
     from mcp import StdioServerParameters
 
-    server = StdioServerParameters(command=command[0], args=command[1:], env=dict(os.environ))
+    server = StdioServerParameters(command=command[0], args=command[1:], env=dict(os.environ), cwd=str(REPO))
     with open(os.devnull, "w") as quiet:  # the servers' start-up banners
         return await _run(server, quiet, Path(command[-1]), task)
 
