@@ -17,8 +17,8 @@ from collections.abc import Mapping, Sequence
 from typing import Any, NamedTuple
 
 from pflow_structure.errors import PathNotFoundError, PathSyntaxError
-from pflow_structure.jsontext import format_json
 from pflow_structure.paths import WILDCARD, ConcretePath, Segment, format_path, is_jsonpath, parse_json_text, parse_path
+from pflow_structure.render.output_text import format_json
 
 __all__ = ["EditedValue", "apply_edits"]
 

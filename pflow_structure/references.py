@@ -32,8 +32,8 @@ from pflow_structure.errors import (
     ReferenceTooLargeError,
     UnresolvedReferenceError,
 )
-from pflow_structure.jsontext import format_json
 from pflow_structure.paths import format_path, is_jsonpath, resolve
+from pflow_structure.render.output_text import format_json
 
 __all__ = ["DEFAULT_MAX_REFERENCE_BYTES", "has_references", "resolve_references"]
 

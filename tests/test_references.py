@@ -8,6 +8,7 @@ from typing import Any
 
 import pytest
 from click.testing import CliRunner
+from pflow_structure.render.failure_log import read_failures
 
 from pflow_structure.cache.store import ExecutionCache
 from pflow_structure.edits import apply_edits
@@ -18,10 +19,9 @@ from pflow_structure.errors import (
     ReferenceTooLargeError,
     UnresolvedReferenceError,
 )
-from pflow_structure.failure_log import read_failures
 from pflow_structure.references import resolve_references
 from pflow_structure.service import read_fields, registry_run
-from pflow_structure.service_values import edit_fields, resolve_arguments
+from pflow_structure.service.values import edit_fields, resolve_arguments
 from pflow_structure.settings import Settings
 
 DOC = {

@@ -8,7 +8,7 @@ from typing import Any
 
 import click
 
-from pflow_structure.cli import CONTEXT_SETTINGS, _echo_json, _echo_text, _fails_cleanly, _settings, main
+from pflow_structure.cli.common import CONTEXT_SETTINGS, _echo_json, _echo_text, _fails_cleanly, _settings, main
 
 
 @main.command("edit-fields", context_settings=CONTEXT_SETTINGS)
@@ -35,7 +35,7 @@ def edit_fields_command(
       pflow-structure edit-fields exec-1763463202-0cd0c8fe 'result.body="${exec-1763463300-9a8b7c6d:result}"'
     """
     from pflow_structure.render.structure_text import render_structure_text
-    from pflow_structure.service_values import edit_fields
+    from pflow_structure.service.values import edit_fields
 
     set_values = parse_changes(changes)
     if not set_values and not delete:

@@ -1,6 +1,6 @@
 """Passing values on, for the proxy and the server: the ``edit_fields`` tool and argument references.
 
-Both MCP adapters call :mod:`pflow_structure.service_values`; this module holds what they
+Both MCP adapters call :mod:`pflow_structure.service.values`; this module holds what they
 share: the tool's description and schema, the argument check, and the answers (our errors
 come back as tool errors with the CLI's words, before any downstream sees the call).
 """
@@ -52,7 +52,7 @@ def edit_arguments(arguments: Mapping[str, Any]) -> tuple[str, dict[str, Any], l
 async def answer_edit(arguments: Mapping[str, Any], settings: Settings | None) -> Any:
     """The ``edit_fields`` tool: the new execution's structure, or a tool error."""
     from pflow_structure.mcp.server import answer_from, error_result
-    from pflow_structure.service_values import edit_fields
+    from pflow_structure.service.values import edit_fields
 
     try:
         execution_id, set_values, delete = edit_arguments(arguments)
@@ -80,7 +80,7 @@ async def resolve_call(proxy: Any, name: str, arguments: dict[str, Any]) -> tupl
 
     from pflow_structure.mcp.compat import protocol_error_class
     from pflow_structure.mcp.proxy import DownstreamError
-    from pflow_structure.service_values import has_references
+    from pflow_structure.service.values import has_references
 
     if not has_references(arguments):
         return arguments, None
@@ -99,7 +99,7 @@ async def resolved_or_error(
 
     from pflow_structure.errors import StructureError
     from pflow_structure.mcp.server import error_result
-    from pflow_structure.service_values import resolve_arguments
+    from pflow_structure.service.values import resolve_arguments
 
     try:
         resolved = await anyio.to_thread.run_sync(

@@ -21,8 +21,8 @@ _ANNOUNCED_LOCK = threading.Lock()  # pflow's MCP server runs tools in threads
 
 def cache_class_for(pflow_cache: type) -> type:
     """pflow's ExecutionCache with our store: same method names, our ids, files and TTL."""
-    from pflow_structure.binary import restore_binary
     from pflow_structure.cache.ids import new_execution_id
+    from pflow_structure.encoding.binary import restore_binary
 
     class StructureExecutionCache(pflow_cache):  # type: ignore[misc]
         @staticmethod
