@@ -8,7 +8,6 @@ from typing import Any
 
 import pytest
 from click.testing import CliRunner
-from pflow_structure.render.failure_log import read_failures
 
 from pflow_structure.cache.store import ExecutionCache
 from pflow_structure.edits import apply_edits
@@ -20,6 +19,7 @@ from pflow_structure.errors import (
     UnresolvedReferenceError,
 )
 from pflow_structure.references import resolve_references
+from pflow_structure.render.failure_log import read_failures
 from pflow_structure.service import read_fields, registry_run
 from pflow_structure.service.values import edit_fields, resolve_arguments
 from pflow_structure.settings import Settings
