@@ -27,6 +27,7 @@ from pflow_structure.cache.ids import is_valid_execution_id
 from pflow_structure.errors import (
     ExecutionExpiredError,
     ExecutionNotFoundError,
+    ParameterError,
     PathNotFoundError,
     PathSyntaxError,
     ReferenceTooLargeError,
@@ -38,6 +39,10 @@ from pflow_structure.render.output_text import format_json
 __all__ = ["DEFAULT_MAX_REFERENCE_BYTES", "has_references", "resolve_references"]
 
 DEFAULT_MAX_REFERENCE_BYTES = 20 * 1024**2
+# A longer "${exec-ID:..." is not taken as a reference: it bounds the scan for the closing brace,
+# so text with many unclosed starts costs linear time, not quadratic.
+MAX_PATH_CHARS = 1024
+_SPECIAL = re.compile(r"[\"'{}\\]")
 MARKER = "${exec-"
 # "$" before "${exec-" escapes it; the id's shape is checked again (length) in _references.
 _START = re.compile(r"(\$?)\$\{(exec-[0-9]{1,12}-[0-9a-f]{8,16}):")
@@ -58,13 +63,20 @@ class _Reference(NamedTuple):
 
 
 def has_references(value: Any) -> bool:
-    """Whether any string in ``value`` (at any depth) holds ``${exec-``: the cheap test first."""
-    if isinstance(value, str):
-        return MARKER in value
-    if isinstance(value, dict):
-        return any(has_references(item) for item in value.values())
-    if isinstance(value, list):
-        return any(has_references(item) for item in value)
+    """Whether any string in ``value`` (at any depth) holds ``${exec-``: the cheap test first.
+
+    Iterative, so arguments nested deeper than Python's recursion limit still pass untouched.
+    """
+    pending = [value]
+    while pending:
+        item = pending.pop()
+        if isinstance(item, str):
+            if MARKER in item:
+                return True
+        elif isinstance(item, dict):
+            pending.extend(item.values())
+        elif isinstance(item, list):
+            pending.extend(item)
     return False
 
 
@@ -83,7 +95,10 @@ def resolve_references(
     :class:`ReferenceTooLargeError` when the values passed come to more than ``max_bytes``.
     """
     resolver = _Resolver(lookup, max_bytes, schema or {})
-    return resolver.walk(arguments, (), schema or {})
+    try:
+        return resolver.walk(arguments, (), schema or {})
+    except RecursionError:
+        raise ParameterError("the arguments are nested too deeply to resolve references in them") from None
 
 
 class _Resolver:
@@ -188,15 +203,20 @@ def _references(text: str) -> Iterator[str | _Reference]:
 
 def _closing_brace(text: str, start: int) -> int:
     """Index of the ``}`` that ends a path starting at ``start`` (quotes and nested braces
-    skipped, as in ``data["a}b"]``); -1 when there is none."""
+    skipped, as in ``data["a}b"]``); -1 when there is none within ``MAX_PATH_CHARS``."""
+    end = min(len(text), start + MAX_PATH_CHARS)
+    if text.find("}", start, end) < 0:
+        return -1  # the common "never closed" case, without a scan
     quote = ""
     depth = 0
-    index = start
-    while index < len(text):
-        char = text[index]
+    escaped_until = -1
+    for match in _SPECIAL.finditer(text, start, end):
+        index, char = match.start(), match.group()
+        if index <= escaped_until:
+            continue
         if quote:
             if char == "\\":
-                index += 1
+                escaped_until = index + 1
             elif char == quote:
                 quote = ""
         elif char in "\"'":
@@ -207,7 +227,6 @@ def _closing_brace(text: str, start: int) -> int:
             if depth == 0:
                 return index
             depth -= 1
-        index += 1
     return -1
 
 

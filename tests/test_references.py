@@ -363,3 +363,30 @@ def test_the_mcp_answer_of_edit_fields_holds_only_what_changed(stored: str) -> N
         "removed_paths": ["result.empty"],
         "note": f"Only what changed; every other path is as in {stored}.",
     }
+
+
+def test_hostile_arguments_stay_cheap_and_deep_ones_pass_untouched(stored: str) -> None:
+    from pflow_structure.references import MAX_PATH_CHARS
+
+    # Each start scans at most MAX_PATH_CHARS for its "}", so 20,000 unclosed starts cost linear time.
+    unclosed = ("${" + stored + ":result.title ") * 20_000
+    assert resolve_arguments({"x": unclosed}) == {"x": unclosed}
+    quoted = ("${" + stored + ':result["}"] ') * 20_000  # a "}" in every window, always quoted
+    assert resolve_arguments({"x": quoted}) == {"x": quoted}
+    too_long = "${" + stored + ":result." + "a" * MAX_PATH_CHARS + "}"
+    assert resolve_arguments({"x": too_long}) == {"x": too_long}
+    deep: Any = "leaf"
+    for _ in range(5000):
+        deep = [deep]
+    arguments = {"deep": deep}
+    assert resolve_arguments(arguments) is arguments
+
+
+def test_a_reference_in_arguments_nested_too_deeply_is_a_clear_error(stored: str) -> None:
+    from pflow_structure.errors import ParameterError
+
+    deep: Any = ref(stored, "result.title")
+    for _ in range(5000):
+        deep = [deep]
+    with pytest.raises(ParameterError, match=r"^the arguments are nested too deeply to resolve references in them$"):
+        resolve_arguments({"deep": deep})
