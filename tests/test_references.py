@@ -21,7 +21,8 @@ from pflow_structure.errors import (
 from pflow_structure.references import resolve_references
 from pflow_structure.render.failure_log import read_failures
 from pflow_structure.service import read_fields, registry_run
-from pflow_structure.service.values import edit_fields, resolve_arguments
+from pflow_structure.service.arguments import resolve_arguments
+from pflow_structure.service.values import edit_fields
 from pflow_structure.settings import Settings
 
 DOC = {

@@ -328,7 +328,7 @@ class Proxy:
         from mcp import types
 
         from pflow_structure.mcp.compat import call_tool_unchecked, to_dict, tool_result
-        from pflow_structure.mcp.passing import answer_edit, resolve_call
+        from pflow_structure.mcp.server import answer_edit
 
         name = params.name
         arguments = dict(params.arguments or {})
@@ -336,7 +336,7 @@ class Proxy:
             return await self._read_fields(arguments)
         if name == self.edit_tool:
             return await answer_edit(arguments, self.settings)
-        sent, failed = await resolve_call(self, name, arguments)  # ${exec-ID:PATH}, before the downstream sees it
+        sent, failed = await self._resolve(name, arguments)  # ${exec-ID:PATH}, before the downstream sees it
         if failed is not None:
             return failed
         try:
@@ -357,6 +357,21 @@ class Proxy:
         return answer
 
     # -- work ---------------------------------------------------------------------------------
+    async def _resolve(self, name: str, arguments: dict[str, Any]) -> tuple[dict[str, Any], Any]:
+        """``(arguments to send, None)``, or ``(arguments, tool error)`` when a reference does not resolve;
+        without a reference, the very same object. The input schema comes from the tool list (listed
+        once here when the client never asked)."""
+        from pflow_structure.mcp.compat import protocol_error_class
+        from pflow_structure.mcp.server import resolved_or_error
+        from pflow_structure.references import has_references
+
+        if not has_references(arguments):
+            return arguments, None
+        if name not in self.schemas:
+            with contextlib.suppress(DownstreamError, protocol_error_class()):
+                await self.choose_read_tool()  # lists every page of tools, with their input schemas
+        return await resolved_or_error(arguments, self.schemas.get(name), self.settings)
+
     def _shape(self, tool: str, arguments: dict[str, Any], result: dict[str, Any]) -> Any:
         from pflow_structure.mcp.answers import is_text_lines
         from pflow_structure.render.tokens import count_tokens

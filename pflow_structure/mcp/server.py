@@ -12,7 +12,7 @@ parameter descriptions) at registration, and the types they name are imported in
 
 import asyncio
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Annotated, Any, Literal
 
 from pflow_structure.mcp.passing import DELETE_DESCRIPTION, SET_DESCRIPTION
@@ -147,8 +147,6 @@ def build_server(settings: Settings | None = None, *, host: str = "127.0.0.1") -
         """Change a cached value without reading it: set values at paths (a missing key is added; [*] sets
         every item) and delete paths. Answers a new execution_id and the structure of what changed; the
         original is unchanged."""
-        from pflow_structure.mcp.passing import answer_edit
-
         answer: CallToolResult = await answer_edit(
             {"execution_id": execution_id, "set": set, "delete": delete}, settings
         )
@@ -168,6 +166,34 @@ async def answer_from(call: Callable[[], Any]) -> Any:
         return failed
     text = compact_json(value)
     return tool_result(json.loads(text), text)  # structuredContent from the same JSON: bytes as base64
+
+
+async def answer_edit(arguments: Mapping[str, Any], settings: Settings | None) -> Any:
+    """The ``edit_fields`` tool (server and proxy): the new id and the structure of what changed, or a tool error."""
+    from pflow_structure.errors import ParameterError
+    from pflow_structure.mcp.passing import edit_arguments
+    from pflow_structure.service.values import edit_fields
+
+    try:
+        execution_id, set_values, delete = edit_arguments(arguments)
+    except ParameterError as exc:
+        return error_result(exc)
+    return await answer_from(
+        lambda: edit_fields(execution_id, set_values, delete, settings=settings, changes_only=True)
+    )
+
+
+async def resolved_or_error(
+    arguments: dict[str, Any], schema: Mapping[str, Any] | None, settings: Settings | None
+) -> tuple[dict[str, Any], Any]:
+    """``(arguments with references replaced, None)``, or ``(arguments, tool error)`` when one does not
+    resolve (before any tool sees the call). Off the event loop: a reference may read a large entry."""
+    from pflow_structure.service.arguments import resolve_arguments
+
+    failed, resolved = await _run_service(lambda: resolve_arguments(arguments, schema=schema, settings=settings))
+    if failed is not None:
+        return arguments, failed
+    return resolved, None
 
 
 async def answer_read_text(

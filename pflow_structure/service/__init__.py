@@ -37,7 +37,7 @@ def registry_run(
     :class:`NodeNotFoundError` or :class:`NodeExecutionError` (nothing cached), and
     ``UnresolvedReferenceError`` before the node runs.
     """
-    from pflow_structure.service.values import resolve_arguments
+    from pflow_structure.service.arguments import resolve_arguments
 
     settings = settings or Settings.from_env()
     cache = cache or settings.cache()

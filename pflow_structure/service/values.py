@@ -1,10 +1,8 @@
-"""Passing values on: references in arguments and edits of cached values, for every adapter.
+"""``edit_fields``: change a cached value into a new execution (copy-on-write), for every adapter.
 
-``resolve_arguments`` is what the proxy (before a downstream tool call), the MCP server's
-``registry_run`` and the CLI's ``run KEY=VALUE`` call on their arguments; ``edit_fields``
-changes a cached value into a new execution (copy-on-write) and answers its structure, as
-``registry_run`` does. The logic lives in :mod:`pflow_structure.references` and
-:mod:`pflow_structure.edits`; this module ties them to the settings and the cache.
+It answers the new execution's structure, as ``registry_run`` does (or only what changed).
+The path-setting logic is :mod:`pflow_structure.edits`; values in ``set`` may be references,
+resolved by :mod:`pflow_structure.service.arguments`.
 """
 
 from __future__ import annotations
@@ -14,34 +12,10 @@ from typing import Any
 
 from pflow_structure.cache.store import ExecutionCache, StoredExecution
 from pflow_structure.errors import ParameterError
-from pflow_structure.references import has_references, resolve_references
+from pflow_structure.service.arguments import resolve_arguments
 from pflow_structure.settings import Settings
 
-__all__ = ["edit_fields", "has_references", "resolve_arguments"]
-
-
-def resolve_arguments(
-    arguments: Any,
-    *,
-    schema: Mapping[str, Any] | None = None,
-    settings: Settings | None = None,
-    cache: ExecutionCache | None = None,
-) -> Any:
-    """``arguments`` with every ``${exec-ID:PATH}`` replaced by the cached value it names.
-
-    Arguments without a reference come back as the very same object. ``schema`` is the
-    tool's JSON Schema for its arguments (a value goes as compact JSON text where it wants a
-    string). Raises ``UnresolvedReferenceError`` or ``ReferenceTooLargeError`` (see
-    :mod:`pflow_structure.references`); nothing is logged, so no value reaches a log.
-
-    >>> resolve_arguments({"content": "${exec-1763463202-0cd0c8fe:result}"})  # doctest: +SKIP
-    {'content': {'title': 'Fix authentication bug', ...}}
-    """
-    if not has_references(arguments):
-        return arguments
-    settings = settings or Settings.from_env()
-    cache = cache or settings.cache()
-    return resolve_references(arguments, cache.get, schema=schema, max_bytes=settings.max_reference_bytes)
+__all__ = ["edit_fields"]
 
 
 def edit_fields(
