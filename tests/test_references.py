@@ -391,3 +391,30 @@ def test_a_reference_in_arguments_nested_too_deeply_is_a_clear_error(stored: str
         deep = [deep]
     with pytest.raises(ParameterError, match=r"^the arguments are nested too deeply to resolve references in them$"):
         resolve_arguments({"deep": deep})
+
+
+def test_references_and_edits_work_the_same_on_a_redis_cache(tmp_path: Path) -> None:
+    import secrets
+
+    from pflow_structure.cache.redis_store import RedisExecutionCache
+    from tests.redis_servers import RedisServer, require_redis
+
+    require_redis()
+    server = RedisServer(tmp_path / "redis").start()
+    try:
+        redis_cache = RedisExecutionCache(
+            server.url, local=ExecutionCache(tmp_path / "local"), namespace=secrets.token_hex(4)
+        )
+        lines = ["first", "second", ""]
+        text_id = redis_cache.put("mcp:read", {}, {"result": lines}, text_paths=[["result"]]).execution_id
+        doc_id = redis_cache.put("t", {}, {"result": DOC}).execution_id
+        arguments = {"text": ref(text_id, "result"), "names": ref(doc_id, "result.items[*].name")}
+        assert resolve_arguments(arguments, cache=redis_cache) == {
+            "text": "first\nsecond\n",
+            "names": ["alpha", "beta"],
+        }
+        edited = edit_fields(doc_id, {"result.count": 3}, cache=redis_cache, changes_only=True)
+        assert redis_cache.get(edited["execution_id"]).outputs["result"]["count"] == 3
+        assert redis_cache.get(doc_id).outputs["result"] == DOC
+    finally:
+        server.stop()

@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from pflow_structure.cache.store import ExecutionCache
+from pflow_structure.cache.backend import CacheBackend
 from pflow_structure.references import has_references, resolve_references
 from pflow_structure.settings import Settings
 
@@ -22,7 +22,7 @@ def resolve_arguments(
     *,
     schema: Mapping[str, Any] | None = None,
     settings: Settings | None = None,
-    cache: ExecutionCache | None = None,
+    cache: CacheBackend | None = None,
 ) -> Any:
     """``arguments`` with every ``${exec-ID:PATH}`` replaced by the cached value it names.
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from pflow_structure.cache.store import ExecutionCache, StoredExecution
+from pflow_structure.cache.backend import CacheBackend, StoredExecutionLike
 from pflow_structure.errors import ParameterError
 from pflow_structure.service.arguments import resolve_arguments
 from pflow_structure.settings import Settings
@@ -24,7 +24,7 @@ def edit_fields(
     delete: Sequence[str] = (),
     *,
     settings: Settings | None = None,
-    cache: ExecutionCache | None = None,
+    cache: CacheBackend | None = None,
     all_fields: bool = False,
     changes_only: bool = False,
 ) -> dict[str, Any]:
@@ -85,7 +85,7 @@ def _changes(
     before_binary: Sequence[Sequence[str | int]],
     after: Any,
     after_binary: Sequence[Sequence[str | int]],
-    stored: StoredExecution,
+    stored: StoredExecutionLike,
     edited_from: str,
     settings: Settings,
 ) -> dict[str, Any]:
