@@ -14,6 +14,8 @@ secret or a whole payload; adapters (CLI, MCP) pass them through unchanged.
     ├── NodeNotFoundError        (also LookupError)  unknown node type, with close matches
     ├── NodeExecutionError       (also RuntimeError) the node raised; nothing was cached
     ├── ParameterError           (also ValueError)   a node parameter that cannot be used
+    ├── UnresolvedReferenceError (also LookupError)  a ${exec-ID:PATH} argument that finds no value
+    ├── ReferenceTooLargeError   (also ValueError)   values passed by reference over the size cap
     ├── PflowVersionError        (also RuntimeError) pflow-cli missing or a release the plugin does not know
     ├── InvalidWorkflowError     (also ValueError)   a workflow name or record that cannot be saved or loaded
     ├── WorkflowNotFoundError    (also LookupError)  no saved workflow by that name
@@ -171,6 +173,28 @@ class NodeExecutionError(StructureError, RuntimeError):
 
 class ParameterError(StructureError, ValueError):
     """A node parameter is missing or unusable."""
+
+
+class UnresolvedReferenceError(StructureError, LookupError):
+    """A ``${exec-ID:PATH}`` in a tool argument whose id is unknown or expired, or whose path finds nothing."""
+
+    def __init__(self, reference: str, location: str, cause: str) -> None:
+        self.reference = reference
+        self.location = location
+        super().__init__(f"Cannot pass {reference} (in {location}): {cause}")
+
+
+class ReferenceTooLargeError(StructureError, ValueError):
+    """The values that references put into one call's arguments are over the size cap."""
+
+    def __init__(self, reference: str, location: str, size: int, cap: int) -> None:
+        self.reference = reference
+        self.size = size
+        self.cap = cap
+        super().__init__(
+            f"Values passed by reference come to {size:,} bytes at {reference} (in {location}), over the cap of "
+            f"{cap:,} bytes. Pass a smaller part (a longer path), or raise PFLOW_STRUCTURE_MAX_REFERENCE_SIZE."
+        )
 
 
 class PflowVersionError(StructureError, RuntimeError):

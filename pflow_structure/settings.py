@@ -11,6 +11,8 @@ variable                            meaning                                  def
 ``PFLOW_STRUCTURE_FAILURE_LOG``     failure log, JSON lines (failure_log.py)  ~/.pflow/logs/...
 ``PFLOW_STRUCTURE_WORKFLOWS_DIR``   saved workflows, one ``{name}.json`` each  ~/.pflow/workflows
 ``PFLOW_STRUCTURE_PFLOW_REGISTRY``  pflow's node registry (read only)         ~/.pflow/registry.json
+``PFLOW_STRUCTURE_MAX_REFERENCE_SIZE`` most bytes ``${exec-ID:PATH}`` puts     20MB
+                                    into one call's arguments
 ==================================  =======================================  ==============
 """
 
@@ -27,6 +29,7 @@ from pflow_structure.cache.backend import SCHEMES, redact_url
 from pflow_structure.cache.store import DEFAULT_MAX_BYTES, DEFAULT_TTL_HOURS, ExecutionCache, default_cache_dir
 from pflow_structure.errors import ParameterError
 from pflow_structure.filtering import DEFAULT_TARGET, DEFAULT_THRESHOLD, DEFAULT_TIMEOUT, MODES, FilterOptions
+from pflow_structure.references import DEFAULT_MAX_REFERENCE_BYTES
 from pflow_structure.structure import DEFAULT_MAX_PATHS
 
 if TYPE_CHECKING:
@@ -40,6 +43,7 @@ ENV_MAX_PATHS = "PFLOW_STRUCTURE_MAX_PATHS"
 ENV_FAILURE_LOG = "PFLOW_STRUCTURE_FAILURE_LOG"
 ENV_WORKFLOWS_DIR = "PFLOW_STRUCTURE_WORKFLOWS_DIR"
 ENV_PFLOW_REGISTRY = "PFLOW_STRUCTURE_PFLOW_REGISTRY"
+ENV_MAX_REFERENCE_SIZE = "PFLOW_STRUCTURE_MAX_REFERENCE_SIZE"
 ENV_FILTER = "PFLOW_STRUCTURE_FILTER"
 ENV_FILTER_THRESHOLD = "PFLOW_STRUCTURE_FILTER_THRESHOLD"
 ENV_FILTER_TARGET = "PFLOW_STRUCTURE_FILTER_TARGET"
@@ -56,6 +60,7 @@ _FIELDS = (
     "workflows_dir",
     "pflow_registry",
     "cache_url",
+    "max_reference_bytes",
 )
 _UNITS = {"": 1, "b": 1, "kb": 1024, "mb": 1024**2, "gb": 1024**3, "tb": 1024**4}
 
@@ -74,6 +79,7 @@ class Settings:
         "filtering",
         "max_cache_bytes",
         "max_paths",
+        "max_reference_bytes",
         "pflow_registry",
         "ttl_hours",
         "workflows_dir",
@@ -90,6 +96,7 @@ class Settings:
         workflows_dir: Path | None = None,
         pflow_registry: Path | None = None,
         cache_url: str | None = None,
+        max_reference_bytes: int = DEFAULT_MAX_REFERENCE_BYTES,
     ) -> None:
         self.cache_dir = Path(cache_dir) if cache_dir is not None else default_cache_dir()
         self.ttl_hours = ttl_hours
@@ -100,8 +107,9 @@ class Settings:
         self.workflows_dir = Path(workflows_dir) if workflows_dir is not None else default_workflows_dir()
         self.pflow_registry = Path(pflow_registry) if pflow_registry is not None else default_pflow_registry()
         self.cache_url = cache_url or None
+        self.max_reference_bytes = max_reference_bytes
 
-    def _fields(self) -> tuple[Path, float, int, int, Path, FilterOptions, Path, Path, str | None]:
+    def _fields(self) -> tuple[Path, float, int, int, Path, FilterOptions, Path, Path, str | None, int]:
         return (
             self.cache_dir,
             self.ttl_hours,
@@ -112,6 +120,7 @@ class Settings:
             self.workflows_dir,
             self.pflow_registry,
             self.cache_url,
+            self.max_reference_bytes,
         )
 
     def filter_options(self) -> FilterOptions:
@@ -146,7 +155,8 @@ class Settings:
             f"max_cache_bytes={self.max_cache_bytes!r}, max_paths={self.max_paths!r}, "
             f"failure_log={self.failure_log!r}, filtering={self.filtering!r}, "
             f"workflows_dir={self.workflows_dir!r}, pflow_registry={self.pflow_registry!r}, "
-            f"cache_url={redact_url(self.cache_url) if self.cache_url else None!r})"
+            f"cache_url={redact_url(self.cache_url) if self.cache_url else None!r}, "
+            f"max_reference_bytes={self.max_reference_bytes!r})"
         )
 
     @classmethod
@@ -167,6 +177,9 @@ class Settings:
             workflows_dir=_path(env, ENV_WORKFLOWS_DIR, base.workflows_dir),
             pflow_registry=_path(env, ENV_PFLOW_REGISTRY, base.pflow_registry),
             cache_url=_cache_url(env),
+            max_reference_bytes=parse_size(env[ENV_MAX_REFERENCE_SIZE], ENV_MAX_REFERENCE_SIZE)
+            if env.get(ENV_MAX_REFERENCE_SIZE)
+            else base.max_reference_bytes,
         )
 
     def cache(self) -> CacheBackend:

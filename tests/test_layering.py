@@ -19,6 +19,8 @@ CORE = (
     "render",
     "filtering",
     "discovery",
+    "references",
+    "edits",
 )
 ADAPTERS = (
     "cli",

@@ -119,14 +119,16 @@ def test_the_tool_list_is_the_downstreams_plus_read_fields(tree: Path) -> None:
 
     direct, proxied = both(command, work)
     assert len(direct) >= 10
-    assert [tool["name"] for tool in proxied] == [tool["name"] for tool in direct] + ["read_fields"]
+    assert [tool["name"] for tool in proxied] == [tool["name"] for tool in direct] + ["read_fields", "edit_fields"]
     for ours, theirs in zip(proxied, direct, strict=False):
         assert ours["description"] == theirs["description"]
         assert ours["inputSchema"] == theirs["inputSchema"]
         assert "outputSchema" in theirs and "outputSchema" not in ours  # a structure answer would not match it
-    read_tool = proxied[-1]
+    read_tool, edit_tool = proxied[-2:]
     assert read_tool["inputSchema"]["required"] == ["execution_id", "field_paths"]
     assert all(spec.get("description") for spec in read_tool["inputSchema"]["properties"].values())
+    assert edit_tool["inputSchema"]["required"] == ["execution_id"]
+    assert all(spec.get("description") for spec in edit_tool["inputSchema"]["properties"].values())
 
 
 def test_a_directory_tree_of_2050_entries_comes_back_as_structure_and_reads_back_equal(tree: Path) -> None:
@@ -348,13 +350,13 @@ def test_a_transformation_that_raises_gives_the_raw_result_and_one_log_line(monk
     import anyio
     from mcp import ClientSession
 
-    from pflow_structure.mcp import proxy
+    from pflow_structure.mcp import answers, proxy
     from pflow_structure.settings import Settings
 
     def broken(*args: Any, **kwargs: Any) -> Any:
         raise RuntimeError("forced failure in the transformation")
 
-    monkeypatch.setattr(proxy, "shape_result", broken)
+    monkeypatch.setattr(answers, "shape_result", broken)  # what the proxy's shape_and_store calls
 
     async def main() -> Any:
         to_server = anyio.create_memory_object_stream[Any](16)
@@ -504,7 +506,7 @@ def test_a_downstream_tool_named_read_fields_keeps_its_name_and_ours_moves_aside
         return names, cached, theirs, ours
 
     names, cached, theirs, ours = in_session([*PROXY, "--", *FAULTY], work, env)
-    assert names.count("read_fields") == 1 and names[-1] == "pflow_structure_read_fields"
+    assert names.count("read_fields") == 1 and names[-2:] == ["pflow_structure_read_fields", "edit_fields"]
     assert "pflow_structure_read_fields(execution_id=" in cached["structuredContent"]["hint"]
     assert texts(theirs)[0] == "downstream read_fields got x"
     assert ours["structuredContent"] == {"result[0].id": 0}

@@ -188,7 +188,7 @@ def check_everything(found: dict[str, Any], seen: Seen, *, list_changed: bool = 
     if list_changed:
         assert found["list_changed"] is True
     tools = found["tools"]
-    assert tools[-1] == "read_fields"
+    assert tools[-2:] == ["read_fields", "edit_fields"]
     for name in ("echo", "get-env", "trigger-long-running-operation", "trigger-sampling-request",
                  "trigger-elicitation-request", "get-roots-list"):  # fmt: skip
         assert name in tools  # the last three only exist for a client that declared the capability
@@ -296,7 +296,10 @@ def test_our_serve_http_behind_the_proxy_with_a_token_from_the_environment_and_n
             through_proxy(["--url", url + "?api_key=" + WRONG, *header], work, {"UPSTREAM_TOKEN": WRONG},
                           tmp_path / "wrong.err")  # fmt: skip
         outputs += [json.dumps([tools, run, from_config]), str(innermost(refused.value))]
-    assert tools == ["registry_run", "read_fields", "list_nodes", "describe_nodes", "pflow_structure_read_fields"]
+    assert tools == [
+        "registry_run", "read_fields", "edit_fields", "list_nodes", "describe_nodes",
+        "pflow_structure_read_fields", "pflow_structure_edit_fields",
+    ]  # fmt: skip
     assert run["isError"] is False and run["structuredContent"]["execution_id"].startswith("exec-")
     assert from_config[0] == tools
     assert str(innermost(refused.value)) == (

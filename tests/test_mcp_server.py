@@ -50,12 +50,12 @@ def _call(name: str, arguments: dict[str, Any]) -> dict[str, Any]:
     return result
 
 
-def test_the_server_lists_four_tools_each_with_a_description_on_every_parameter() -> None:
+def test_the_server_lists_five_tools_each_with_a_description_on_every_parameter() -> None:
     async def work(client: Any) -> Any:
         return (await client.list_tools()).tools
 
     tools = {tool["name"]: tool for tool in (_plain(t) for t in _in_session(work))}
-    assert sorted(tools) == ["describe_nodes", "list_nodes", "read_fields", "registry_run"]
+    assert sorted(tools) == ["describe_nodes", "edit_fields", "list_nodes", "read_fields", "registry_run"]
     for tool in tools.values():
         assert tool["description"].strip()
         for name, schema in tool["inputSchema"].get("properties", {}).items():

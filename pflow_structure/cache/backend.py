@@ -57,6 +57,7 @@ class CacheBackend(Protocol):
         binary_paths: Sequence[Sequence[str | int]] = (),
         notes: Sequence[str] = (),
         execution_id: str | None = None,
+        text_paths: Sequence[Sequence[str | int]] = (),
     ) -> StoredExecutionLike: ...
 
     def get(self, execution_id: str, *, check_ttl: bool = True) -> CacheEntry: ...

@@ -23,6 +23,8 @@ class CacheEntry(NamedTuple):
     outputs: Any
     binary_paths: Sequence[Sequence[str | int]] = ()
     notes: Sequence[str] = ()
+    # Lists of strings that hold a text answer split into lines: a reference there passes the text.
+    text_paths: Sequence[Sequence[str | int]] = ()
 
     def age_hours(self, now: float) -> float:
         return (now - parse_timestamp(self.timestamp)) / 3600.0
@@ -44,6 +46,8 @@ def serialise_entry(entry: CacheEntry) -> bytes:
         "notes": entry.notes,
         "format_version": FORMAT_VERSION,
     }
+    if entry.text_paths:
+        document["text_paths"] = entry.text_paths
     try:
         text = json.dumps(document, ensure_ascii=False, allow_nan=False, separators=(",", ":"))
         return text.encode("utf-8")
@@ -77,6 +81,9 @@ def parse_entry(raw: bytes, execution_id: str) -> CacheEntry:
     binary_paths = data.get("binary_paths", [])
     if not isinstance(binary_paths, list) or not all(_is_path(p) for p in binary_paths):
         raise ValueError("binary_paths is not a list of paths")
+    text_paths = data.get("text_paths", [])
+    if not isinstance(text_paths, list) or not all(_is_path(p) for p in text_paths):
+        raise ValueError("text_paths is not a list of paths")
     notes = data.get("notes", [])
     if not isinstance(notes, list) or not all(isinstance(note, str) for note in notes):
         raise ValueError("notes is not a list of strings")
@@ -89,6 +96,7 @@ def parse_entry(raw: bytes, execution_id: str) -> CacheEntry:
         outputs=data["outputs"],
         binary_paths=binary_paths,
         notes=notes,
+        text_paths=text_paths,
     )
 
 

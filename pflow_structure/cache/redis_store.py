@@ -131,6 +131,7 @@ class RedisExecutionCache:
         binary_paths: Sequence[Sequence[str | int]] = (),
         notes: Sequence[str] = (),
         execution_id: str | None = None,
+        text_paths: Sequence[Sequence[str | int]] = (),
     ) -> RedisStored:
         """Store an execution in Redis; never raises for Redis trouble (the entry goes to ``local``)."""
         from pflow_structure.encoding import encode_value  # write path only
@@ -153,6 +154,7 @@ class RedisExecutionCache:
                             outputs,
                             [list(p) for p in binary_paths],
                             list(notes),
+                            [list(p) for p in text_paths],
                         )
                     )
                 )
@@ -173,7 +175,7 @@ class RedisExecutionCache:
                             chosen, None, [f"The execution was not cached: the execution id {chosen} is already taken."]
                         )
                     continue  # the id is taken (same second, same random part): try another
-            return self._keep_locally(node_type, params, outputs, binary_paths, notes, chosen, problem)
+            return self._keep_locally(node_type, params, outputs, binary_paths, (notes, text_paths), chosen, problem)
         return RedisStored(
             new_execution_id(now), None, ["The execution was not cached: every execution id tried was already taken."]
         )
@@ -208,13 +210,22 @@ class RedisExecutionCache:
         params: Any,
         outputs: Any,
         binary_paths: Sequence[Sequence[str | int]],
-        notes: Sequence[str],
+        extra: tuple[Sequence[str], Sequence[Sequence[str | int]]],
         execution_id: str,
         problem: str,
     ) -> RedisStored:
-        """Keep what Redis could not take in this host's file cache, and say so plainly."""
+        """Keep what Redis could not take in this host's file cache, and say so plainly.
+
+        ``extra`` is the entry's notes and text paths."""
+        notes, text_paths = extra
         stored = self.local.put(
-            node_type, params, outputs, binary_paths=binary_paths, notes=notes, execution_id=execution_id
+            node_type,
+            params,
+            outputs,
+            binary_paths=binary_paths,
+            notes=notes,
+            execution_id=execution_id,
+            text_paths=text_paths,
         )
         head = f"The execution was not stored in the shared cache at {self.location}: {problem}."
         if not stored.cached:

@@ -162,6 +162,7 @@ class ExecutionCache:
         binary_paths: Sequence[Sequence[str | int]] = (),
         notes: Sequence[str] = (),
         execution_id: str | None = None,
+        text_paths: Sequence[Sequence[str | int]] = (),
     ) -> StoredExecution:
         """Store an execution; never raises for filesystem trouble (see ``warnings``).
 
@@ -169,18 +170,20 @@ class ExecutionCache:
         ``encode_value`` returns), or ``TypeError``/``ValueError`` is raised. ``execution_id``
         asks for a given id (a caller that announced it before the run, as pflow's
         ``registry run`` does); it must match the id pattern and is never reused.
+        ``text_paths`` marks lists of lines that hold a text answer (see :mod:`pflow_structure.references`).
         """
+        extra = {"notes": notes, "text_paths": text_paths}
         now = self.clock()
         warnings: list[str] = []
         if execution_id is not None:
             validate_execution_id(execution_id)
-            stored = self._put_once(node_type, params, outputs, binary_paths, notes, now, warnings, execution_id)
+            stored = self._put_once(node_type, params, outputs, binary_paths, extra, now, warnings, execution_id)
             if stored is not None:
                 return stored
             warnings.append(f"The execution was not cached: the execution id {execution_id} is already taken.")
             return StoredExecution(execution_id, None, warnings)
         for _attempt in range(5):
-            stored = self._put_once(node_type, params, outputs, binary_paths, notes, now, warnings)
+            stored = self._put_once(node_type, params, outputs, binary_paths, extra, now, warnings)
             if stored is not None:
                 return stored
         warnings.append("The execution was not cached: every execution id tried was already taken.")
@@ -192,7 +195,7 @@ class ExecutionCache:
         params: Any,
         outputs: Any,
         binary_paths: Sequence[Sequence[str | int]],
-        notes: Sequence[str],
+        extra: dict[str, Any],
         now: float,
         warnings: list[str],
         execution_id: str | None = None,
@@ -213,7 +216,8 @@ class ExecutionCache:
                     params=mask_secrets(encode_value(params).value),
                     outputs=outputs,
                     binary_paths=[list(p) for p in binary_paths],
-                    notes=list(notes),
+                    notes=list(extra["notes"]),
+                    text_paths=[list(p) for p in extra["text_paths"]],
                 )
             )
         except ValueError as exc:  # TypeError (not JSON-safe at all) is the caller's bug and propagates

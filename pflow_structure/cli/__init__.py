@@ -5,8 +5,8 @@
 - :mod:`~pflow_structure.cli.read_fields`: what ``read-fields`` prints (click-free, shared).
 - :mod:`~pflow_structure.cli.common`: the click group and what every command shares.
 - :mod:`~pflow_structure.cli.app`: the core commands, and the whole command line assembled.
-- ``cache_commands``, ``discovery_commands``, ``format_commands``: command groups; ``proxy_command``:
-  ``proxy`` (a stdio or remote MCP server behind structure-first answers).
+- ``cache_commands``, ``discovery_commands``, ``format_commands``, ``value_commands``: command groups;
+  ``proxy_command``: ``proxy`` (a stdio or remote MCP server behind structure-first answers).
 
 This module imports nothing, so the entry point stays click-free; ``pflow_structure.cli.main``
 (the click group, for ``CliRunner``) loads the command line on first use.
@@ -28,6 +28,7 @@ _SUBMODULES = frozenset(
         "format_commands",
         "proxy_command",
         "read_fields",
+        "value_commands",
     )
 )
 

@@ -23,6 +23,7 @@ from pflow_structure.cli import (  # noqa: F401  (register)
     discovery_commands,
     format_commands,
     proxy_command,
+    value_commands,
 )
 from pflow_structure.cli.common import (
     CONTEXT_SETTINGS,
@@ -71,7 +72,8 @@ def run(
     """Run NODE and print the structure of its output and an execution id.
 
     Parameters are KEY=VALUE: numbers, true/false and null are typed, values starting
-    with [ or { are JSON, and KEY=@FILE reads the value from FILE. Values are kept in
+    with [ or { are JSON, and KEY=@FILE reads the value from FILE. KEY='${exec-ID:PATH}'
+    passes a cached value (any read-fields path) without printing it. Values are kept in
     the cache with secrets (tokens, passwords, keys) masked. A structure of more than 50
     fields shows the ones that matter most (PFLOW_STRUCTURE_FILTER: auto, llm,
     heuristic, off); --all-fields lists all, and read-fields reads any path either way.

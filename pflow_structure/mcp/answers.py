@@ -23,10 +23,13 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Callable
-from typing import Any, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from pflow_structure.errors import ParameterError
 from pflow_structure.render.fields_text import READ_FORMAT_DESCRIPTION, READ_FORMATS
+
+if TYPE_CHECKING:
+    from pflow_structure.settings import Settings
 
 DEFAULT_BUDGET = 1000
 READ_TOOL = "read_fields"
@@ -166,8 +169,17 @@ def hint(execution_id: str, example_path: str, tokens: int, read_tool: str = "re
     return (
         f"Too large to show ({tokens:,} tokens). "
         f"Read only what you need: {read_tool}(execution_id={json.dumps(execution_id)}, "
-        f"field_paths=[{json.dumps(example_path, ensure_ascii=False)}]); [*] reads every item, limit/offset page."
+        f"field_paths=[{json.dumps(example_path, ensure_ascii=False)}]); [*] reads every item, limit/offset page. "
+        'Pass values on unread: "${execution_id:path}" in any argument.'
     )
+
+
+def is_text_lines(result: dict[str, Any], value: Any) -> bool:
+    """Whether ``value`` is the one text block of ``result`` split into lines (see :func:`payload`)."""
+    content = result.get("content", [])
+    if len(content) != 1 or content[0].get("type") != "text" or not isinstance(value, list):
+        return False
+    return all(isinstance(line, str) for line in value) and "\n".join(value) == content[0].get("text")
 
 
 def _plain_note(result: dict[str, Any], count: TokenCounter, budget: int) -> str | None:
@@ -271,7 +283,7 @@ def shape_result(
 READ_TOOL_DESCRIPTION = (
     "Read values from a result the proxy cached because it was too large to show. Give the execution_id from "
     "that answer and the paths you need, as its structure lists them: {path: value}; null where a path finds "
-    "nothing."
+    'nothing. Pass values on unread: "${execution_id:path}" in any argument.'
 )
 READ_TOOL_SCHEMA = {
     "type": "object",
@@ -309,3 +321,33 @@ def read_arguments(arguments: dict[str, Any]) -> tuple[str, list[str], int | Non
         if number is not None and (not isinstance(number, int) or isinstance(number, bool) or number < 0):
             raise ParameterError(f"{label} must be a whole number of at least 0, not {number!r}")
     return execution_id, paths, limit, offset or 0
+
+
+EXACT_COUNT_CHARS = 4_000_000  # token counts are exact up to here (about 8 MB/s), then estimated
+
+
+def shape_and_store(
+    tool: str, arguments: dict[str, Any], result: dict[str, Any], *, settings: Settings, budget: int, read_tool: str
+) -> Shaped:
+    """:func:`shape_result` with the proxy's parts: the cache of ``settings`` (a plain-text answer
+    kept as text, so a reference to ``result`` passes the text on), o200k counts and ``render_auto``."""
+    from pflow_structure.render.tokens import count_tokens
+    from pflow_structure.service import store_outputs
+
+    def store(tool_name: str, args: dict[str, Any], value: Any) -> dict[str, Any]:
+        text = [["result"]] if is_text_lines(result, value) else []
+        return store_outputs(f"mcp:{tool_name}", args, {"result": value}, settings=settings, text_paths=text)
+
+    def count(text: str) -> int:
+        # Exact up to a few megabytes; beyond that only "over the budget" matters.
+        return count_tokens(text) if len(text) <= EXACT_COUNT_CHARS else (len(text) + 3) // 4
+
+    def render(value: Any) -> tuple[str, str]:
+        from pflow_structure.render.auto import render_auto
+
+        rendered = render_auto(value, operation=tool, failure_log=settings.failure_log)
+        return rendered.text, rendered.format
+
+    return shape_result(
+        tool, arguments, result, budget=budget, count=count, store=store, read_tool=read_tool, render=render
+    )

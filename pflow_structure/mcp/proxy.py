@@ -8,10 +8,11 @@ both ways:
 - ``initialize``: the client's own parameters (capabilities included) go to the server, whose
   answer comes back with our name, instructions and the ``tools`` capability added;
 - ``tools/list``: the server's tools (declared output schemas removed: a structure answer would
-  not match them) plus ``read_fields``;
+  not match them) plus ``read_fields`` and ``edit_fields``;
 - ``tools/call``: each result goes through :func:`pflow_structure.mcp.answers.shape_result`
   (small ones as they are or compact, large ones cached and answered with an execution id and
-  their structure); ``read_fields`` is answered here.
+  their structure); ``read_fields`` and ``edit_fields`` are answered here, and ``${exec-ID:PATH}``
+  references in the arguments are replaced by cached values before the server sees the call.
 
 Everything else passes through (progress, cancellations with their ids translated, logging,
 resource updates, list changes, the server's sampling, roots and elicitation requests), as each
@@ -35,8 +36,9 @@ from typing import TYPE_CHECKING, Any
 import anyio
 
 from pflow_structure.errors import ParameterError, StructureError
-from pflow_structure.mcp.answers import DEFAULT_BUDGET, READ_TOOL, READ_TOOL_DESCRIPTION, READ_TOOL_SCHEMA, shape_result
+from pflow_structure.mcp.answers import DEFAULT_BUDGET, READ_TOOL, READ_TOOL_DESCRIPTION, READ_TOOL_SCHEMA
 from pflow_structure.mcp.downstream import DEFAULT_START_TIMEOUT, Downstream, DownstreamError, Session
+from pflow_structure.mcp.passing import EDIT_TOOL, EDIT_TOOL_DESCRIPTION, EDIT_TOOL_SCHEMA, tool_schemas
 from pflow_structure.mcp.remote import Upstream
 
 if TYPE_CHECKING:
@@ -46,7 +48,6 @@ __all__ = ["DEFAULT_START_TIMEOUT", "DownstreamError", "Proxy", "run", "serve"]
 
 INTERNAL_ERROR = -32603
 MAX_TOOL_PAGES = 100
-EXACT_COUNT_CHARS = 4_000_000
 LEAVING_CHECK = 2.0  # seconds to tell a command that failed from a client that left before initialize
 
 INSTRUCTIONS = (
@@ -81,6 +82,8 @@ class Proxy:
         self.group = group
         self.downstream = Downstream(upstream, group, self._from_downstream, start_timeout=start_timeout)
         self.read_tool = READ_TOOL
+        self.edit_tool = EDIT_TOOL
+        self.schemas: dict[str, Any] = {}  # input schema by tool name, for arguments that hold references
         self.shaped: list[str] = []  # kinds of the answers given, for tests and benchmarks
         self.to_client: Any = None
         self.initialized = False
@@ -245,7 +248,10 @@ class Proxy:
                 return []
             pages = await self._list_pages() if self._has_tools() else []
             names = {tool.get("name") for page in pages for tool in page.get("tools", [])}
+            for page in pages:
+                self.schemas.update(tool_schemas(page))
             self.read_tool = READ_TOOL if READ_TOOL not in names else f"pflow_structure_{READ_TOOL}"
+            self.edit_tool = EDIT_TOOL if EDIT_TOOL not in names else f"pflow_structure_{EDIT_TOOL}"
             self._read_tool_known = True
             return pages
 
@@ -262,29 +268,38 @@ class Proxy:
             if "error" in answer:
                 return answer
             listing = answer["result"]
+        self.schemas.update(tool_schemas(listing))
         tools = [{k: v for k, v in tool.items() if k != "outputSchema"} for tool in listing.get("tools", [])]
         if not params.get("cursor"):
             tools.append(
                 {"name": self.read_tool, "description": READ_TOOL_DESCRIPTION, "inputSchema": READ_TOOL_SCHEMA}
             )
+            tools.append(
+                {"name": self.edit_tool, "description": EDIT_TOOL_DESCRIPTION, "inputSchema": EDIT_TOOL_SCHEMA}
+            )
         return _result(request["id"], {**listing, "tools": tools})
 
     async def _call_tool(self, request: dict[str, Any]) -> dict[str, Any]:
+        from pflow_structure.mcp.compat import to_dict
         from pflow_structure.mcp.stdio import encode
 
         params = request.get("params") or {}
         name = params.get("name")
         arguments = dict(params.get("arguments") or {})
-        if not self._read_tool_known and name in (READ_TOOL, f"pflow_structure_{READ_TOOL}"):
+        ours = (READ_TOOL, f"pflow_structure_{READ_TOOL}", EDIT_TOOL, f"pflow_structure_{EDIT_TOOL}")
+        if not self._read_tool_known and name in ours:
             await self._choose_read_tool()
-        if name == self.read_tool:
-            from pflow_structure.mcp.server import answer_read_fields
-
-            return _result(request["id"], await answer_read_fields(arguments, self.settings))
+        if name in (self.read_tool, self.edit_tool):
+            return _result(request["id"], await self._answer_ours(str(name), arguments))
+        sent, failed = await self._resolve(str(name), arguments)  # ${exec-ID:PATH}, before the server sees it
+        if failed is not None:
+            return _result(request["id"], to_dict(failed))
+        if sent is not arguments:
+            request = {**request, "params": {**params, "arguments": sent}}
         try:
             answer = await self._forward(request)
         except DownstreamError as exc:
-            self._log(str(name), len(_json_bytes(arguments)), str(exc), stage="call")
+            self._log(str(name), len(_json_bytes(sent)), str(exc), stage="call")
             return _result(request["id"], _tool_error(f"Error: {exc}"))
         if "error" in answer:
             return answer
@@ -301,27 +316,34 @@ class Proxy:
         return reply
 
     # -- work ---------------------------------------------------------------------------------
+    async def _answer_ours(self, name: str, arguments: dict[str, Any]) -> dict[str, Any]:
+        from pflow_structure.mcp.compat import to_dict
+        from pflow_structure.mcp.server import answer_edit, answer_read_fields
+
+        if name == self.read_tool:
+            return await answer_read_fields(arguments, self.settings)
+        return to_dict(await answer_edit(arguments, self.settings))
+
+    async def _resolve(self, name: str, arguments: dict[str, Any]) -> tuple[dict[str, Any], Any]:
+        """``(arguments to send, None)``, or ``(arguments, tool error)`` when a reference does not resolve;
+        without a reference, the very same object. The input schema comes from the tool list (listed
+        once here when the client never asked)."""
+        from pflow_structure.mcp.server import resolved_or_error
+        from pflow_structure.references import has_references
+
+        if not has_references(arguments):
+            return arguments, None
+        if name not in self.schemas and not self._read_tool_known:
+            with contextlib.suppress(DownstreamError):
+                await self._choose_read_tool()  # lists every page of tools, with their input schemas
+        return await resolved_or_error(arguments, self.schemas.get(name), self.settings)
+
     def _shape(self, tool: str, arguments: dict[str, Any], result: dict[str, Any]) -> Any:
-        from pflow_structure.render.tokens import count_tokens
-        from pflow_structure.service import store_outputs
+        from pflow_structure.mcp.answers import shape_and_store
 
-        def store(tool_name: str, args: dict[str, Any], value: Any) -> dict[str, Any]:
-            return store_outputs(f"mcp:{tool_name}", args, {"result": value}, settings=self.settings)
-
-        def count(text: str) -> int:
-            # Exact up to a few megabytes (about 8 MB/s); beyond that only "over the budget" matters.
-            return count_tokens(text) if len(text) <= EXACT_COUNT_CHARS else (len(text) + 3) // 4
-
-        def render(value: Any) -> tuple[str, str]:
-            from pflow_structure.render.auto import render_auto
-
-            rendered = render_auto(value, operation=tool, failure_log=self.settings.failure_log)
-            return rendered.text, rendered.format
-
-        return shape_result(
-            tool, arguments, result, budget=self.budget, count=count, store=store, read_tool=self.read_tool,
-            render=render,
-        )  # fmt: skip
+        return shape_and_store(
+            tool, arguments, result, settings=self.settings, budget=self.budget, read_tool=self.read_tool
+        )
 
     def _log(self, tool: str, input_bytes: int, error: BaseException | str, *, stage: str) -> None:
         from pflow_structure.render.failure_log import append_failure, failure_record

@@ -12,9 +12,10 @@ parameter descriptions) at registration, and the types they name are imported in
 
 import asyncio
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Annotated, Any, Literal
 
+from pflow_structure.mcp.passing import DELETE_DESCRIPTION, SET_DESCRIPTION
 from pflow_structure.render.fields_text import READ_FORMAT_DESCRIPTION
 from pflow_structure.settings import Settings
 
@@ -55,7 +56,8 @@ def build_server(settings: Settings | None = None, *, host: str = "127.0.0.1") -
         """Run a node and get its execution_id and the structure of its output, not the values.
 
         The structure maps template paths (result[0].title; [0] stands for every list item) to
-        their type and statistics. Read values afterwards with read_fields.
+        their type and statistics. Read values afterwards with read_fields. A parameter
+        "${execution_id:path}" passes a cached value on unread.
         """
         from pflow_structure.service import registry_run as run
 
@@ -137,7 +139,20 @@ def build_server(settings: Settings | None = None, *, host: str = "127.0.0.1") -
         )
         return answer
 
-    for tool in (registry_run, read_fields, list_nodes, describe_nodes):
+    async def edit_fields(
+        execution_id: Annotated[str, Field(description="The execution_id of the value to change.")],
+        set: Annotated[dict[str, Any] | None, Field(description=SET_DESCRIPTION)] = None,
+        delete: Annotated[list[str] | None, Field(description=DELETE_DESCRIPTION)] = None,
+    ) -> CallToolResult:
+        """Change a cached value without reading it: set values at paths (a missing key is added; [*] sets
+        every item) and delete paths. Answers a new execution_id and the structure of what changed; the
+        original is unchanged."""
+        answer: CallToolResult = await answer_edit(
+            {"execution_id": execution_id, "set": set, "delete": delete}, settings
+        )
+        return answer
+
+    for tool in (registry_run, read_fields, edit_fields, list_nodes, describe_nodes):
         server.tool(name=tool.__name__, description=tool.__doc__)(tool)
     return server
 
@@ -169,6 +184,34 @@ async def answer_read_fields(arguments: dict[str, Any], settings: Settings) -> d
         return to_dict(await answer_read_text(execution_id, paths, format_name, limit, offset, settings))
     answer = await answer_from(lambda: read_fields(execution_id, paths, limit=limit, offset=offset, settings=settings))
     return to_dict(answer)
+
+
+async def answer_edit(arguments: Mapping[str, Any], settings: Settings | None) -> Any:
+    """The ``edit_fields`` tool (server and proxy): the new id and the structure of what changed, or a tool error."""
+    from pflow_structure.errors import ParameterError
+    from pflow_structure.mcp.passing import edit_arguments
+    from pflow_structure.service.values import edit_fields
+
+    try:
+        execution_id, set_values, delete = edit_arguments(arguments)
+    except ParameterError as exc:
+        return error_result(exc)
+    return await answer_from(
+        lambda: edit_fields(execution_id, set_values, delete, settings=settings, changes_only=True)
+    )
+
+
+async def resolved_or_error(
+    arguments: dict[str, Any], schema: Mapping[str, Any] | None, settings: Settings | None
+) -> tuple[dict[str, Any], Any]:
+    """``(arguments with references replaced, None)``, or ``(arguments, tool error)`` when one does not
+    resolve (before any tool sees the call). Off the event loop: a reference may read a large entry."""
+    from pflow_structure.service.arguments import resolve_arguments
+
+    failed, resolved = await _run_service(lambda: resolve_arguments(arguments, schema=schema, settings=settings))
+    if failed is not None:
+        return arguments, failed
+    return resolved, None
 
 
 async def answer_read_text(

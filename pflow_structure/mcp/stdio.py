@@ -16,10 +16,12 @@ from __future__ import annotations
 
 import contextlib
 import json
+import math
 import os
 import signal
 import subprocess
 import sys
+import weakref
 from collections.abc import AsyncIterator
 from typing import Any
 
@@ -32,12 +34,51 @@ BUFFER = 64
 CHUNK = 65536
 
 
+class _SpelledFloat(float):
+    """A JSON number whose text is not Python's spelling of it (``1e-7``, ``1.50``): written back as it
+    came, so that what the proxy relays reaches the other side byte for byte."""
+
+    text: str
+
+
+_SPELLED: weakref.WeakSet[_SpelledFloat] = weakref.WeakSet()  # alive only while a message holds one
+
+
+def _parse_float(text: str) -> float:
+    value = float(text)
+    if repr(value) == text or not math.isfinite(value):
+        return value
+    spelled = _SpelledFloat(text)
+    spelled.text = text
+    _SPELLED.add(spelled)
+    return spelled
+
+
+def _float_text(value: float) -> str:
+    text = getattr(value, "text", None)
+    if text is not None:
+        return str(text)
+    if value != value:
+        return "NaN"
+    if math.isinf(value):
+        return "Infinity" if value > 0 else "-Infinity"
+    return float.__repr__(value)
+
+
+def _dumps(message: dict[str, Any], ascii_only: bool) -> str:
+    if not _SPELLED:  # the usual case: the C encoder
+        return json.dumps(message, ensure_ascii=ascii_only, separators=(",", ":"))
+    strings = json.encoder.encode_basestring_ascii if ascii_only else json.encoder.encode_basestring
+    make = json.encoder._make_iterencode  # type: ignore[attr-defined]  # the pure-Python encoder, with our floats
+    return "".join(make({}, repr, strings, None, _float_text, ":", ",", False, False, True)(message, 0))
+
+
 def encode(message: dict[str, Any]) -> bytes:
     """One line of JSON; escaped ASCII when the message holds a lone surrogate (not UTF-8)."""
     try:
-        return (json.dumps(message, ensure_ascii=False, separators=(",", ":")) + "\n").encode("utf-8")
+        return (_dumps(message, ascii_only=False) + "\n").encode("utf-8")
     except UnicodeEncodeError:
-        return (json.dumps(message, separators=(",", ":")) + "\n").encode("ascii")
+        return (_dumps(message, ascii_only=True) + "\n").encode("ascii")
 
 
 def decode(line: bytes) -> dict[str, Any] | None:
@@ -46,7 +87,7 @@ def decode(line: bytes) -> dict[str, Any] | None:
     if not line.strip():
         return None
     try:
-        found = json.loads(line)
+        found = json.loads(line, parse_float=_parse_float)
     except ValueError:
         return None
     return found if isinstance(found, dict) else None

@@ -10,7 +10,7 @@ import os
 from collections.abc import Mapping, Sequence
 from typing import Any, NamedTuple
 
-from pflow_structure.cache.backend import CacheBackend
+from pflow_structure.cache.backend import CacheBackend, StoredExecutionLike
 from pflow_structure.encoding.binary import restore_binary
 from pflow_structure.errors import NodeExecutionError, ParameterError, PathNotFoundError, PathSyntaxError
 from pflow_structure.paths import resolve
@@ -32,14 +32,19 @@ def registry_run(
     the structure was capped and ``warnings`` when something needs the user's attention.
     A structure of more than 50 fields is filtered (see :mod:`pflow_structure.filtering`):
     then ``filter``, ``hidden_fields`` and ``filter_note`` say what happened; ``all_fields``
-    lists everything. Raises :class:`NodeNotFoundError` or :class:`NodeExecutionError`
-    (nothing cached).
+    lists everything. A parameter may hold ``${exec-ID:PATH}`` (a cached value, passed on
+    unread; the cache entry records the reference, not the value). Raises
+    :class:`NodeNotFoundError` or :class:`NodeExecutionError` (nothing cached), and
+    ``UnresolvedReferenceError`` before the node runs.
     """
+    from pflow_structure.service.arguments import resolve_arguments
+
     settings = settings or Settings.from_env()
     cache = cache or settings.cache()
     params = dict(parameters or {})
+    resolved = resolve_arguments(params, settings=settings, cache=cache)
     _preload_llm(settings, all_fields)
-    outputs = run_node(node_type, params)
+    outputs = run_node(node_type, resolved)
     return store_outputs(node_type, params, outputs, settings=settings, cache=cache, all_fields=all_fields)
 
 
@@ -126,13 +131,22 @@ def store_outputs(
     cache: CacheBackend | None = None,
     execution_id: str | None = None,
     all_fields: bool = False,
+    text_paths: Sequence[Sequence[str | int]] = (),
 ) -> dict[str, Any]:
     """Encode, cache and describe outputs a node already produced (used by wrappers too).
 
-    ``execution_id`` stores under an id the caller already announced (see ``ExecutionCache.put``).
+    ``execution_id`` stores under an id the caller already announced (see ``ExecutionCache.put``);
+    ``text_paths`` marks lists of lines that hold a text answer (references pass the text).
     """
     captured = capture_outputs(
-        node_type, params, outputs, settings=settings, cache=cache, execution_id=execution_id, all_fields=all_fields
+        node_type,
+        params,
+        outputs,
+        settings=settings,
+        cache=cache,
+        execution_id=execution_id,
+        all_fields=all_fields,
+        text_paths=text_paths,
     )
     return captured.result
 
@@ -159,6 +173,7 @@ def capture_outputs(
     cache: CacheBackend | None = None,
     execution_id: str | None = None,
     all_fields: bool = False,
+    text_paths: Sequence[Sequence[str | int]] = (),
 ) -> CapturedOutputs:
     """Like :func:`store_outputs`, and also says whether the cache holds the entry.
 
@@ -167,7 +182,6 @@ def capture_outputs(
     settings = settings or Settings.from_env()
     cache = cache or settings.cache()
     from pflow_structure.encoding import encode_value
-    from pflow_structure.structure import infer_structure
 
     if not isinstance(outputs, dict):
         outputs = {"result": outputs}  # a bare value is listed and read back as "result"
@@ -179,8 +193,28 @@ def capture_outputs(
         binary_paths=encoded.binary_paths,
         notes=encoded.notes,
         execution_id=execution_id,
+        text_paths=text_paths,
     )
-    inferred = infer_structure(encoded.value, binary_paths=encoded.binary_paths, max_paths=settings.max_paths)
+    result = describe_stored(
+        node_type, encoded.value, stored, encoded.binary_paths, encoded.notes, settings=settings, all_fields=all_fields
+    )
+    return CapturedOutputs(result, stored.cached, encoded.value, list(encoded.binary_paths), list(encoded.notes))
+
+
+def describe_stored(
+    node_type: str,
+    value: Any,
+    stored: StoredExecutionLike,
+    binary_paths: Sequence[Sequence[str | int]],
+    notes: Sequence[str],
+    *,
+    settings: Settings,
+    all_fields: bool = False,
+) -> dict[str, Any]:
+    """The structure answer for a value just stored (``registry_run``'s dict)."""
+    from pflow_structure.structure import infer_structure
+
+    inferred = infer_structure(value, binary_paths=binary_paths, max_paths=settings.max_paths)
     chosen = _filter(inferred.structure, inferred.field_count, node_type, settings, all_fields)
     result: dict[str, Any] = {
         "execution_id": stored.execution_id,
@@ -199,12 +233,12 @@ def capture_outputs(
         )
     if inferred.omitted_paths and not chosen.filtered:
         result["omitted_paths"] = inferred.omitted_paths
-    warnings = list(stored.warnings) + list(chosen.warnings) + _summarise(encoded.notes, stored.execution_id)
+    warnings = list(stored.warnings) + list(chosen.warnings) + _summarise(notes, stored.execution_id)
     if not inferred.total_paths:
         warnings.append(f"Node {node_type!r} wrote no outputs.")
     if warnings:
         result["warnings"] = warnings
-    return CapturedOutputs(result, stored.cached, encoded.value, list(encoded.binary_paths), list(encoded.notes))
+    return result
 
 
 def _filter(structure: Any, field_count: int, node_type: str, settings: Settings, all_fields: bool) -> Any:

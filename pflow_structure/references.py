@@ -1,0 +1,295 @@
+"""Values passed on by reference: ``${exec-ID:PATH}`` in tool arguments.
+
+An agent that saw a structure can hand a cached value to the next tool without reading it.
+Any string in the arguments (at any depth) may hold references; :func:`resolve_references`
+replaces them, against the execution cache only, before the tool runs:
+
+- a string that is exactly one reference becomes the value, with its JSON type; when the tool's
+  input schema wants a string there and the value is not one, it is passed as compact JSON text;
+- a reference inside longer text is replaced by the value's text (a string as it is, anything
+  else as compact JSON);
+- ``$${exec-ID:`` stands for a literal ``${exec-ID:``; text that is not ``${exec-<valid id>:PATH}``
+  (another ``${...}``, an id of the wrong shape, a reference never closed) is left as it is.
+
+PATH is any path ``read_fields`` accepts. A reference to a text answer's lines (an entry's
+``text_paths``, as the proxy records for a plain-text result) passes the text itself.
+Only an entry's ``outputs`` are reachable: parameters, where secrets are masked, never are.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Iterator, Mapping
+from typing import Any, NamedTuple
+
+from pflow_structure.cache.entry import CacheEntry
+from pflow_structure.cache.ids import is_valid_execution_id
+from pflow_structure.errors import (
+    ExecutionExpiredError,
+    ExecutionNotFoundError,
+    ParameterError,
+    PathNotFoundError,
+    PathSyntaxError,
+    ReferenceTooLargeError,
+    UnresolvedReferenceError,
+)
+from pflow_structure.paths import format_path, is_jsonpath, resolve
+from pflow_structure.render.output_text import format_json
+
+__all__ = ["DEFAULT_MAX_REFERENCE_BYTES", "has_references", "resolve_references"]
+
+DEFAULT_MAX_REFERENCE_BYTES = 20 * 1024**2
+# A longer "${exec-ID:..." is not taken as a reference: it bounds the scan for the closing brace,
+# so text with many unclosed starts costs linear time, not quadratic.
+MAX_PATH_CHARS = 1024
+_SPECIAL = re.compile(r"[\"'{}\\]")
+MARKER = "${exec-"
+# "$" before "${exec-" escapes it; the id's shape is checked again (length) in _references.
+_START = re.compile(r"(\$?)\$\{(exec-[0-9]{1,12}-[0-9a-f]{8,16}):")
+
+EntryLookup = Callable[[str], CacheEntry]
+Location = tuple[str | int, ...]
+
+
+class _Reference(NamedTuple):
+    start: int
+    end: int  # after the closing "}"
+    execution_id: str
+    path: str
+
+    @property
+    def text(self) -> str:
+        return "${" + self.execution_id + ":" + self.path + "}"
+
+
+def has_references(value: Any) -> bool:
+    """Whether any string in ``value`` (at any depth) holds ``${exec-``: the cheap test first.
+
+    Iterative, so arguments nested deeper than Python's recursion limit still pass untouched.
+    """
+    pending = [value]
+    while pending:
+        item = pending.pop()
+        if isinstance(item, str):
+            if MARKER in item:
+                return True
+        elif isinstance(item, dict):
+            pending.extend(item.values())
+        elif isinstance(item, list):
+            pending.extend(item)
+    return False
+
+
+def resolve_references(
+    arguments: Any,
+    lookup: EntryLookup,
+    *,
+    schema: Mapping[str, Any] | None = None,
+    max_bytes: int = DEFAULT_MAX_REFERENCE_BYTES,
+) -> Any:
+    """``arguments`` with every reference replaced; the input is not changed.
+
+    ``lookup(execution_id)`` returns the cache entry (and raises the cache's errors);
+    ``schema`` is the tool's JSON Schema for the arguments. Raises
+    :class:`UnresolvedReferenceError` (unknown or expired id, a path that finds nothing) and
+    :class:`ReferenceTooLargeError` when the values passed come to more than ``max_bytes``.
+    """
+    resolver = _Resolver(lookup, max_bytes, schema or {})
+    try:
+        return resolver.walk(arguments, (), schema or {})
+    except RecursionError:
+        raise ParameterError("the arguments are nested too deeply to resolve references in them") from None
+
+
+class _Resolver:
+    def __init__(self, lookup: EntryLookup, max_bytes: int, root_schema: Mapping[str, Any]) -> None:
+        self.lookup = lookup
+        self.max_bytes = max_bytes
+        self.root_schema = root_schema
+        self.entries: dict[str, CacheEntry] = {}
+        self.total = 0
+
+    def walk(self, value: Any, where: Location, schema: Mapping[str, Any]) -> Any:
+        if isinstance(value, str):
+            return self.string(value, where, schema) if MARKER in value else value
+        if isinstance(value, dict):
+            return {key: self.walk(item, (*where, key), self.child(schema, key)) for key, item in value.items()}
+        if isinstance(value, list):
+            return [self.walk(item, (*where, index), self.child(schema, index)) for index, item in enumerate(value)]
+        return value
+
+    def child(self, schema: Mapping[str, Any], step: str | int) -> Mapping[str, Any]:
+        schema = self.follow_ref(schema)
+        if isinstance(step, str):
+            found = (schema.get("properties") or {}).get(step, schema.get("additionalProperties"))
+        else:
+            prefix = schema.get("prefixItems") or []
+            found = prefix[step] if step < len(prefix) else schema.get("items")
+        return found if isinstance(found, Mapping) else {}
+
+    def follow_ref(self, schema: Mapping[str, Any]) -> Mapping[str, Any]:
+        """A local ``$ref`` (``#/$defs/Name``) is followed, a few steps at most."""
+        for _ in range(8):
+            ref = schema.get("$ref")
+            if not isinstance(ref, str) or not ref.startswith("#/"):
+                return schema
+            target: Any = self.root_schema
+            for part in ref[2:].split("/"):
+                target = target.get(part.replace("~1", "/").replace("~0", "~")) if isinstance(target, Mapping) else None
+            if not isinstance(target, Mapping):
+                return schema
+            schema = target
+        return schema
+
+    def string(self, text: str, where: Location, schema: Mapping[str, Any]) -> Any:
+        parts = list(_references(text))
+        if not parts:
+            return text
+        if len(parts) == 1 and isinstance(parts[0], _Reference) and parts[0].start == 0 and parts[0].end == len(text):
+            value = self.value(parts[0], where)
+            if not isinstance(value, str) and _wants_string(self.follow_ref(schema), value):
+                value = format_json(value, compact=True)
+            self.count(value, parts[0], where)
+            return value
+        pieces: list[str] = []
+        for part in parts:
+            if isinstance(part, str):
+                pieces.append(part)
+                continue
+            value = self.value(part, where)
+            piece = value if isinstance(value, str) else format_json(value, compact=True)
+            self.count(piece, part, where)
+            pieces.append(piece)
+        return "".join(pieces)
+
+    def value(self, reference: _Reference, where: Location) -> Any:
+        try:
+            entry = self.entries.get(reference.execution_id) or self.lookup(reference.execution_id)
+            self.entries[reference.execution_id] = entry
+            return _value_at(entry, reference.path)
+        except (ExecutionNotFoundError, ExecutionExpiredError, PathNotFoundError, PathSyntaxError) as exc:
+            raise UnresolvedReferenceError(_shown(reference), _location(where), str(exc)) from None
+
+    def count(self, value: Any, reference: _Reference, where: Location) -> None:
+        size = len(value.encode("utf-8", "surrogatepass")) if isinstance(value, str) else _json_size(value)
+        self.total += size
+        if self.total > self.max_bytes:
+            raise ReferenceTooLargeError(_shown(reference), _location(where), self.total, self.max_bytes)
+
+
+def _references(text: str) -> Iterator[str | _Reference]:
+    """The text cut into plain pieces (escapes undone) and references, in order."""
+    position = 0
+    for match in _START.finditer(text):
+        if match.start() < position:
+            continue  # inside a reference already taken
+        execution_id = match.group(2)
+        if not is_valid_execution_id(execution_id):
+            continue
+        if match.group(1):  # "$${exec-...:" is the literal "${exec-...:"
+            yield text[position : match.start()] + text[match.start() + 1 : match.end()]
+            position = match.end()
+            continue
+        end = _closing_brace(text, match.end())
+        if end < 0:
+            continue  # never closed: not a reference
+        if match.start() > position:
+            yield text[position : match.start()]
+        yield _Reference(match.start(), end + 1, execution_id, text[match.end() : end])
+        position = end + 1
+    if position < len(text):
+        yield text[position:]
+
+
+def _closing_brace(text: str, start: int) -> int:
+    """Index of the ``}`` that ends a path starting at ``start`` (quotes and nested braces
+    skipped, as in ``data["a}b"]``); -1 when there is none within ``MAX_PATH_CHARS``."""
+    end = min(len(text), start + MAX_PATH_CHARS)
+    if text.find("}", start, end) < 0:
+        return -1  # the common "never closed" case, without a scan
+    quote = ""
+    depth = 0
+    escaped_until = -1
+    for match in _SPECIAL.finditer(text, start, end):
+        index, char = match.start(), match.group()
+        if index <= escaped_until:
+            continue
+        if quote:
+            if char == "\\":
+                escaped_until = index + 1
+            elif char == quote:
+                quote = ""
+        elif char in "\"'":
+            quote = char
+        elif char == "{":
+            depth += 1
+        elif char == "}":
+            if depth == 0:
+                return index
+            depth -= 1
+    return -1
+
+
+def _value_at(entry: CacheEntry, path: str) -> Any:
+    matches, multi = resolve(entry.outputs, path)
+    if multi:
+        if not matches and is_jsonpath(path):
+            raise PathNotFoundError(path, 0, "the JSONPath finds nothing.")
+        return [match.value for match in matches]
+    (match,) = matches
+    value = match.value
+    is_text = list(match.path) in [list(p) for p in entry.text_paths]
+    if is_text and isinstance(value, list) and all(isinstance(line, str) for line in value):
+        return "\n".join(value)  # a text answer kept as lines: its text
+    return value
+
+
+_JSON_TYPES: tuple[tuple[type | tuple[type, ...], str], ...] = (
+    # bool before int: True is an int in Python, a boolean in JSON.
+    (bool, "boolean"),
+    (int, "integer"),
+    (float, "number"),
+    (str, "string"),
+    (list, "array"),
+    (dict, "object"),
+    (type(None), "null"),
+)
+
+
+def _json_type(value: Any) -> str:
+    return next((name for kind, name in _JSON_TYPES if isinstance(value, kind)), "object")
+
+
+def _schema_types(schema: Mapping[str, Any]) -> set[str]:
+    declared = schema.get("type")
+    types = {declared} if isinstance(declared, str) else set(declared) if isinstance(declared, list) else set()
+    for key in ("anyOf", "oneOf"):
+        for branch in schema.get(key) or []:
+            if isinstance(branch, Mapping):
+                types |= _schema_types(branch)
+    return {name for name in types if isinstance(name, str)}
+
+
+def _wants_string(schema: Mapping[str, Any], value: Any) -> bool:
+    """The schema takes a string here and not the value's own type."""
+    types = _schema_types(schema)
+    kind = _json_type(value)
+    accepted = kind in types or (kind == "integer" and "number" in types)
+    return "string" in types and not accepted
+
+
+def _json_size(value: Any) -> int:
+    return len(format_json(value, compact=True).encode("utf-8", "surrogatepass"))
+
+
+def _shown(reference: _Reference) -> str:
+    text = reference.text
+    return text if len(text) <= 200 else text[:150] + "..." + text[-40:]
+
+
+def _location(where: Location) -> str:
+    if not where:
+        return "the arguments"
+    if isinstance(where[0], int):
+        return "item " + format_path(["x", *where])[1:]
+    return format_path(where)
