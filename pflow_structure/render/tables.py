@@ -1,4 +1,4 @@
-"""Tables for lists of dicts that share their primitive keys (markdown and TOON-style), and TOON documents.
+"""Tables for lists of dicts that share their primitive keys: markdown and TOON-style, each with its parser.
 
     items[2]{id,name,score}:
       1,Ada,0.5
