@@ -365,7 +365,7 @@ _TREE_LINE = re.compile(
     rf"(?P<indent>(?:  )+)(?P<shown>(?:[^\s.\[\]\"]+|{_QUOTED})?(?:\.[^\s.\[\]\"]+|\[(?:\d+|\*)\]|{_QUOTED})*)"
     r" (?P<details>.+)"
 )
-_KEY_NAMES = re.compile(r", (?P<keys>\d+) keys: (?P<names>.*)\Z")
+_KEY_NAMES = re.compile(r", (?P<keys>\d+) keys?: (?P<names>.*)\Z")
 
 
 def parse_details(details: str) -> dict[str, Any]:
@@ -380,7 +380,7 @@ def parse_details(details: str) -> dict[str, Any]:
         entry["avg_length"] = int(length)
     while parts:
         part = parts.pop(0)
-        if m := re.fullmatch(r"(\d+) items?", part):
+        if m := re.fullmatch(r"(\d+) items?", part):  # "1 item"
             entry["length"] = int(m[1])
         elif m := re.fullmatch(r"(\d+)-(\d+) items", part):
             average = re.fullmatch(r"avg (\d+(?:\.\d+)?)", parts.pop(0))
@@ -391,7 +391,7 @@ def parse_details(details: str) -> dict[str, Any]:
             entry["avg_length"] = int(m[1])
         elif m := re.fullmatch(r"JSON (\S+)", part):
             entry["json"] = m[1]
-        elif m := re.fullmatch(r"(\d+) dynamic keys", part):
+        elif m := re.fullmatch(r"(\d+) dynamic keys?", part):
             entry["keys"], entry["dynamic_keys"] = int(m[1]), True
         elif m := re.fullmatch(r"in (\d+) of (\d+)", part):
             entry["present"], entry["of"] = int(m[1]), int(m[2])

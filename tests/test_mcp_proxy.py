@@ -75,7 +75,7 @@ def decoded(text: str) -> Any:
     try:
         return json.loads(text)
     except ValueError:
-        from pflow_structure.render.tables import parse_toon
+        from pflow_structure.render.toon_reader import parse_toon
 
         return parse_toon(text)
 

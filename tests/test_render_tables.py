@@ -8,16 +8,16 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from pflow_structure.errors import NotRepresentable
 from pflow_structure.render.auto import same_value
 from pflow_structure.render.tables import (
-    NotRepresentable,
     parse_markdown_table,
-    parse_toon,
     parse_toon_table,
     render_markdown_table,
-    render_toon,
     render_toon_table,
 )
+from pflow_structure.render.toon import render_toon
+from pflow_structure.render.toon_reader import parse_toon
 
 ROWS = [{"id": 1, "name": "Ada", "score": 0.5}, {"id": 2, "name": "Smith, J", "score": None}]
 

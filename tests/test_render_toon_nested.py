@@ -14,8 +14,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from pflow_structure.errors import NotRepresentable
 from pflow_structure.render.auto import render_auto
-from pflow_structure.render.tables import TOON_MAX_DEPTH, NotRepresentable, parse_toon, render_toon
+from pflow_structure.render.toon import TOON_MAX_DEPTH, render_toon
+from pflow_structure.render.toon_reader import parse_toon
 
 CORPUS = Path(__file__).parent / "corpus"
 

@@ -11,17 +11,15 @@
 
 from __future__ import annotations
 
-from pflow_structure.discovery.context import (
-    DISCOVERY_LIMIT,
+from pflow_structure.discovery.context import DISCOVERY_LIMIT, build_discovery_context, node_interface
+from pflow_structure.discovery.interface import MAX_DEPTH, parse_interface
+from pflow_structure.discovery.planning import (
     GROUP_LIMIT,
     TOTAL_LIMIT,
     MissingComponents,
     build_context,
-    build_discovery_context,
     build_planning_context,
-    node_interface,
 )
-from pflow_structure.discovery.interface import MAX_DEPTH, parse_interface
 from pflow_structure.discovery.sources import (
     NodeSources,
     collect_node_metadata,

@@ -1,4 +1,4 @@
-"""Node output → JSON-safe value, and bytes back.
+"""Node output → JSON-safe value (the write half of :mod:`pflow_structure.encoding`).
 
 Whatever a node writes becomes something ``json.dumps(..., allow_nan=False)`` accepts,
 without raising. Bytes are stored as base64 strings and their exact places are kept in a

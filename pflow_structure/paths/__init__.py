@@ -1,0 +1,35 @@
+"""Field paths: the grammar (:mod:`.grammar`: parse, format, quote keys) and resolving a path
+against a value (:mod:`.resolve`: wildcards, negative indices, JSONPath, why a path missed).
+
+Every name is importable from here: ``from pflow_structure.paths import parse_path, resolve``.
+"""
+
+from __future__ import annotations
+
+from pflow_structure.paths.grammar import (
+    WILDCARD,
+    ConcretePath,
+    Segment,
+    format_path,
+    is_jsonpath,
+    is_plain_key,
+    parse_path,
+    quote_key,
+    template_covers,
+)
+from pflow_structure.paths.resolve import Match, parse_json_text, resolve
+
+__all__ = [
+    "WILDCARD",
+    "ConcretePath",
+    "Match",
+    "Segment",
+    "format_path",
+    "is_jsonpath",
+    "is_plain_key",
+    "parse_json_text",
+    "parse_path",
+    "quote_key",
+    "resolve",
+    "template_covers",
+]

@@ -1,0 +1,54 @@
+""".ci/run runs the README's two quick-start commands as written, and its steps fail on any exit code."""
+
+from __future__ import annotations
+
+import re
+import subprocess
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+CI = (ROOT / ".ci" / "run").read_text(encoding="utf-8")
+
+
+def _quick_start_commands() -> list[str]:
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    block = readme.split("## Quick start", 1)[1].split("```bash", 1)[1].split("```", 1)[0]
+    return [line for line in block.splitlines() if line.strip() and not line.startswith("#")]
+
+
+def _step_function() -> str:
+    match = re.search(r"^step\(\) \{\n.*?^\}\n", CI, re.MULTILINE | re.DOTALL)
+    assert match is not None
+    return match.group(0)
+
+
+def test_ci_runs_both_quick_start_commands_of_the_readme_word_for_word() -> None:
+    commands = _quick_start_commands()
+    assert len(commands) == 2
+    assert commands[1].endswith(".venv/bin/python -m pytest -n 2")
+    for command in commands:
+        assert command.removeprefix("python3 -m venv .venv && ") in CI
+
+
+def _run_step(command: str, prelude: str = "") -> subprocess.CompletedProcess[str]:
+    script = f"set -euo pipefail\nsummary=()\n{_step_function()}\n{prelude}\nstep 'the step' {command}\necho after\n"
+    return subprocess.run(["bash", "-c", script], capture_output=True, text=True, check=False)
+
+
+def test_a_step_that_exits_5_stops_ci_as_pytest_collecting_nothing_must() -> None:
+    done = _run_step("bash -c 'exit 5'")
+    assert done.returncode == 1
+    assert "== FAILED (exit 5) after" in done.stdout
+    assert "after\n" not in done.stdout
+
+
+def test_a_step_stops_at_its_first_failing_command() -> None:
+    done = _run_step("two_commands", prelude="two_commands() { false; echo not reached; }")
+    assert (done.returncode, "not reached" in done.stdout) == (1, False)
+
+
+def test_a_passing_step_prints_its_duration() -> None:
+    done = _run_step("true")
+    assert done.returncode == 0
+    assert re.search(r"^== the step: \d+ s$", done.stdout, re.MULTILINE)
+    assert done.stdout.endswith("after\n")
