@@ -115,6 +115,7 @@ def test_probe_prints_our_structure_and_read_fields_reads_its_id(
     assert "  ✓ ${content} (str, ~472892 chars, JSON list, 100 items)\n" in ran.stdout
     assert "  ✓ ${content[0].title} (str, " in ran.stdout
     assert "(filtered by the heuristic filter; " in ran.stdout  # over 50 fields: the ones that matter
+    assert "fields hidden: PFLOW_STRUCTURE_FILTER=off lists them, read-fields reads any path)\n" in ran.stdout
     execution_id = _execution_id(ran.stdout)
     entry = isolated_cache / f"{execution_id}.json"
     assert stat.S_IMODE(entry.stat().st_mode) == 0o600
@@ -128,6 +129,16 @@ def test_probe_prints_our_structure_and_read_fields_reads_its_id(
     assert "content_is_binary: False\n" in read.stdout  # pflow's own value format
 
 
+def test_probe_lists_every_field_when_the_filter_is_off(
+    isolated_cache: Path, pflow_structure_executable: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("PFLOW_STRUCTURE_FILTER", "off")
+    ran = _cli("pflow", "probe", "read-file", f"file_path={ISSUES}", executable=pflow_structure_executable)
+    assert ran.returncode == 0, ran.stderr
+    assert "  ✓ ${content[0].html_url} (str, " in ran.stdout
+    assert "not filtered" in ran.stdout
+
+
 def test_probe_json_output_is_our_structure_dict(isolated_cache: Path, pflow_structure_executable: str) -> None:
     ran = _cli(
         "pflow", "probe", "read-file", f"file_path={ISSUES}", "--output-format", "json",
@@ -136,10 +147,9 @@ def test_probe_json_output_is_our_structure_dict(isolated_cache: Path, pflow_str
     assert ran.returncode == 0, ran.stderr
     result = json.loads(ran.stdout)
     assert result["node_type"] == "read-file"
-    assert result["structure"]["content"] == {"type": "str", "length": 472892, "json": "list", "items": 100} or (
-        result["structure"]["content"]["type"] == "str"
-    )
-    assert "content[0].title" in result["structure"]
+    assert result["structure"]["content"] == {"type": "str", "length": 100, "avg_length": 472892, "json": "list"}
+    assert result["structure"]["content[0].title"] == {"type": "str", "avg_length": 41}
+    assert (result["field_count"], result["original_field_count"], result["filter"]) == (20, 111, "heuristic")
     assert (isolated_cache / f"{result['execution_id']}.json").exists()
     assert "outputs" not in result  # pflow's own JSON carries every value
 
@@ -259,6 +269,51 @@ def test_a_structure_only_step_keeps_no_values_and_the_next_step_gets_them(isola
     assert cached["params"] == {"file_path": str(ISSUES)}
 
 
+BATCH_MD = """# Batch
+
+A structure-only batch step and a step that reads one item's result.
+
+## Steps
+
+### each
+
+Echo each item.
+
+- type: shell
+- structure_only: true
+- batch:
+    items: ["a", "b", "c"]
+
+```shell command
+echo ${item}
+```
+
+### after
+
+Use the second result.
+
+- type: shell
+- stdin: ${each.results[1].stdout}
+
+```shell command
+cat
+```
+"""
+
+
+def test_a_structure_only_batch_step_is_cached_once_with_every_item_result(isolated_cache: Path) -> None:
+    plugin.install()
+    result = _run_workflow(BATCH_MD)
+    assert result.success, result.errors
+    assert result.shared_after["after"]["stdout"] == "b"
+    each = result.shared_after["each"]
+    assert sorted(dict.keys(each)) == ["_execution_id", "_structure"]
+    entries = _entries(isolated_cache)
+    assert len(entries) == 1
+    cached = json.loads(entries[0].read_text(encoding="utf-8"))["outputs"]
+    assert [item["stdout"] for item in cached["results"]] == ["a", "b", "c"]  # as pflow keeps them
+
+
 def test_the_same_workflow_without_structure_only_gives_the_same_outputs(isolated_cache: Path) -> None:
     plugin.install()
     markdown = WORKFLOW_MD.read_text(encoding="utf-8").replace("- structure_only: true\n", "")
@@ -273,10 +328,13 @@ def test_a_path_that_does_not_exist_fails_with_pflows_template_error(isolated_ca
     plugin.install()
     markdown = WORKFLOW_MD.read_text(encoding="utf-8")
     markdown = markdown.replace("${load.content[1].user.login}", "${load.content[1].nope}")
-    result = _run_workflow(markdown, issues_file=str(ISSUES))
-    assert not result.success
-    messages = " ".join(error.message for error in result.errors)
-    assert "load.content[1].nope" in messages
+    failed = _run_workflow(markdown, issues_file=str(ISSUES))
+    assert not failed.success
+    expected = "Unresolved variables in parameter 'stdin': ${load.content[1].nope}"
+    assert [error.message for error in failed.errors] == [expected]
+    # the same error pflow gives when the step is not structure-only
+    plain = _run_workflow(markdown.replace("- structure_only: true\n", ""), issues_file=str(ISSUES))
+    assert [error.message for error in plain.errors] == [expected]
 
 
 def test_a_structure_only_value_other_than_true_or_false_is_a_compilation_error(isolated_cache: Path) -> None:

@@ -58,6 +58,11 @@ def cache_class_for(pflow_cache: type) -> type:
             result = store_outputs(
                 node_type, params or {}, outputs, settings=current_settings(), execution_id=execution_id
             )
+            if result.get("filtered"):  # pflow has no --all-fields: say what works in pflow
+                result["filter_note"] = (
+                    f"{result['hidden_fields']} fields hidden: PFLOW_STRUCTURE_FILTER=off lists them, "
+                    "read-fields reads any path"
+                )
             with _ANNOUNCED_LOCK:
                 while len(_ANNOUNCED) >= _ANNOUNCED_MAX:
                     _ANNOUNCED.pop(next(iter(_ANNOUNCED)))
