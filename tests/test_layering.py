@@ -19,15 +19,11 @@ CORE = (
     "render",
     "filtering",
     "discovery",
-    "failure_log",
-    "jsontext",
 )
 ADAPTERS = (
     "cli",
-    "cli_fast",
     "mcp",
     "service",
-    "service_discovery",
     "wrapper",
     "integrations",
     "settings",
@@ -116,7 +112,7 @@ def test_heavy_libraries_are_imported_lazily() -> None:
 
 def test_cli_start_up_does_not_load_heavy_or_unneeded_modules() -> None:
     code = (
-        "import sys, pflow_structure.cli, pflow_structure.service;"
+        "import sys, pflow_structure.cli.app, pflow_structure.service;"
         "print(','.join(sorted(m for m in ('litellm','jsonpath_ng','pocketflow','filelock','tiktoken','asyncio')"
         " if m in sys.modules)))"
     )
@@ -127,7 +123,7 @@ def test_cli_start_up_does_not_load_heavy_or_unneeded_modules() -> None:
 def test_the_read_path_does_not_load_click_or_dataclasses() -> None:
     """read-fields is what agents call most: click and dataclasses (which loads inspect) stay out."""
     code = (
-        "import sys, pflow_structure.cli_fast, pflow_structure.service, pflow_structure.settings,"
+        "import sys, pflow_structure.cli.entry, pflow_structure.service, pflow_structure.settings,"
         " pflow_structure.render.fields_text;"
         "print(','.join(sorted(m for m in ('click','dataclasses','inspect','pocketflow','jsonpath_ng')"
         " if m in sys.modules)))"

@@ -44,8 +44,8 @@ def install_reader_hooks(execution_cache: Any, formatter: Any, read_fields_cli: 
 
 def cache_class_for(pflow_cache: type) -> type:
     """pflow's ExecutionCache with our store: same method names, our ids, files and TTL."""
-    from pflow_structure.binary import restore_binary
     from pflow_structure.cache.ids import new_execution_id
+    from pflow_structure.encoding.binary import restore_binary
 
     class StructureExecutionCache(pflow_cache):  # type: ignore[misc]
         @staticmethod
@@ -109,7 +109,7 @@ def formatter_hook(original: Callable[..., str]) -> Callable[..., str]:
 
 def probe_results_hook(original: Callable[..., None]) -> Callable[..., None]:
     """``pflow probe --output-format json`` (0.16) prints our structure dict, as ``run --json`` does."""
-    from pflow_structure.jsontext import format_json
+    from pflow_structure.render.output_text import format_json
 
     def _display_results(*args: Any, **kwargs: Any) -> None:
         execution_id = kwargs.get("execution_id")

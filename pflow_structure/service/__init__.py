@@ -10,8 +10,8 @@ import os
 from collections.abc import Mapping, Sequence
 from typing import Any, NamedTuple
 
-from pflow_structure.binary import restore_binary
 from pflow_structure.cache.store import ExecutionCache
+from pflow_structure.encoding.binary import restore_binary
 from pflow_structure.errors import NodeExecutionError, ParameterError, PathNotFoundError, PathSyntaxError
 from pflow_structure.paths import resolve
 from pflow_structure.settings import Settings
@@ -323,8 +323,8 @@ def read_fields_text(
     a note says so; a path that finds nothing gives a note with the reason. ``max_items``
     shows at most that many items of a ``[*]`` path (the rest are counted in a comment).
     """
-    from pflow_structure.jsontext import format_json
     from pflow_structure.render.fields_text import READ_FORMATS
+    from pflow_structure.render.output_text import format_json
 
     if format_name not in READ_FORMATS:
         raise ParameterError(f"format must be one of {', '.join(READ_FORMATS)}, not {format_name!r}")
@@ -352,8 +352,8 @@ def read_fields_text(
 def _value_renderer(format_name: str, settings: Settings, notes: list[str]) -> Any:
     """value -> text in ``format_name``; a value that does not fit is shown as JSON, with a note."""
     from pflow_structure.errors import NotRepresentable
-    from pflow_structure.jsontext import format_json
     from pflow_structure.render.auto import render_named
+    from pflow_structure.render.output_text import format_json
 
     def render(value: Any) -> str:
         try:
