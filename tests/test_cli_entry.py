@@ -165,3 +165,35 @@ def test_ctrl_c_prints_aborted_as_click_does(
     monkeypatch.setattr(entry, "run_read_fields", interrupted)
     assert entry._run_like_click(ReadFieldsArgs(EXAMPLE_ID, ["x"])) == 1
     assert capsys.readouterr().err == "\nAborted!\n"
+
+
+@pytest.mark.parametrize(
+    ("paths", "code"),
+    [
+        (["result[0].titel"], 1),
+        (["result[0].titel", "result[9999].x", "result["], 1),
+        (["result[0].titel", "result[0].number"], 0),
+        (["result[0].milestone"], 0),  # a real null is a value: the path resolved
+        (["result[*].number", "--offset", "500"], 0),  # past the end: an empty page, not a miss
+    ],
+)
+@pytest.mark.parametrize("json_flag", [[], ["--json"]])
+def test_read_fields_exits_1_only_when_no_path_found_a_value(
+    isolated_cache: Path, paths: list[str], code: int, json_flag: list[str]
+) -> None:
+    execution_id = run_issues()
+    argv = ["read-fields", execution_id, *paths, *json_flag]
+    assert parse_read_fields(argv) is not None  # the click-free path answers it...
+    fast = subprocess.run(
+        [sys.executable, "-m", "pflow_structure", *argv],
+        capture_output=True,
+        text=True,
+        env={**os.environ, "PFLOW_STRUCTURE_CACHE_DIR": str(isolated_cache)},
+    )
+    clicked = invoke(*argv)  # ...and click gives the same exit code
+    assert (fast.returncode, clicked.exit_code) == (code, code)
+
+
+def test_read_fields_help_says_when_it_exits_1() -> None:
+    help_text = " ".join(invoke("read-fields", "--help").stdout.split())
+    assert "Exit code 0 when at least one PATH found a value, 1 when none did" in help_text

@@ -173,7 +173,8 @@ def read_fields_command(
       result[0]["content-type"]  a key that is not a plain name
       '$..title'                 JSONPath (also filters: result[?(@.state=='open')].title)
 
-    A path that resolves to nothing prints null and says why.
+    A path that resolves to nothing prints null and says why. Exit code 0 when at least one
+    PATH found a value, 1 when none did (or the execution cannot be read).
     """
     # The console script reads plain read-fields calls without click (cli.entry); both print
     # through read_fields_output, so the two paths cannot drift apart.
@@ -183,11 +184,12 @@ def read_fields_command(
     args = ReadFieldsArgs(
         execution_id, list(paths), as_json=as_json, limit=limit, offset=offset, cache_dir=cache_dir, format=format_name
     )
-    stdout, notes = read_fields_output(args)
-    if stdout:
-        _echo_text(stdout)
-    for note in notes:
+    output = read_fields_output(args)
+    if output.stdout:
+        _echo_text(output.stdout)
+    for note in output.notes:
         click.echo(safe_text(note), err=True)
+    ctx.exit(output.exit_code)
 
 
 @main.command(context_settings=CONTEXT_SETTINGS)

@@ -121,15 +121,15 @@ def run_read_fields(args: ReadFieldsArgs) -> int:
     from pflow_structure.errors import StructureError
 
     try:
-        stdout, notes = read_fields_output(args)
+        output = read_fields_output(args)
     except StructureError as exc:
         write_text(f"Error: {exc}", err=True)
         return 1
-    if stdout:
-        write_text(stdout)
-    for note in notes:
+    if output.stdout:
+        write_text(output.stdout)
+    for note in output.notes:
         write_text(note, err=True)
-    return 0
+    return output.exit_code
 
 
 def write_text(text: str, *, err: bool = False) -> None:

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import NamedTuple
 
-__all__ = ["TEXT_MAX_ITEMS", "ReadFieldsArgs", "read_fields_output"]
+__all__ = ["TEXT_MAX_ITEMS", "ReadFieldsArgs", "ReadFieldsOutput", "read_fields_output"]
 
 TEXT_MAX_ITEMS = 20
 
@@ -26,18 +26,31 @@ class ReadFieldsArgs(NamedTuple):
     format: str = "text"
 
 
-def read_fields_output(args: ReadFieldsArgs) -> tuple[str, list[str]]:
+class ReadFieldsOutput(NamedTuple):
+    """What ``read-fields`` prints (stdout text, stderr notes) and whether any path resolved."""
+
+    stdout: str
+    notes: list[str]
+    resolved: bool
+
+    @property
+    def exit_code(self) -> int:
+        """0 when at least one path found a value, 1 when none did: a script can tell a miss."""
+        return 0 if self.resolved else 1
+
+
+def read_fields_output(args: ReadFieldsArgs) -> ReadFieldsOutput:
     """What ``read-fields`` prints: the text (or JSON) for stdout and notes for stderr."""
-    from pflow_structure.service import read_fields_text
+    from pflow_structure.service import read_fields_detailed, readout_text
     from pflow_structure.settings import Settings
 
-    # An explicit --limit is shown in full; without one, text shows the first 20 items.
-    return read_fields_text(
-        args.execution_id,
-        args.paths,
-        "json" if args.as_json else args.format,
-        limit=args.limit,
-        offset=args.offset,
-        max_items=None if args.limit is not None else TEXT_MAX_ITEMS,
-        settings=Settings.from_env(cache_dir=args.cache_dir),
+    settings = Settings.from_env(cache_dir=args.cache_dir)
+    format_name = "json" if args.as_json else args.format
+    readout = read_fields_detailed(
+        args.execution_id, args.paths, limit=args.limit, offset=args.offset, settings=settings
     )
+    # An explicit --limit is shown in full; without one, text shows the first 20 items.
+    max_items = None if args.limit is not None else TEXT_MAX_ITEMS
+    stdout, notes = readout_text(readout, format_name, offset=args.offset, max_items=max_items, settings=settings)
+    resolved = any(path not in readout.errors for path in readout.values)
+    return ReadFieldsOutput(stdout, notes, resolved)

@@ -17,7 +17,7 @@ from functools import lru_cache
 from typing import Any, NamedTuple
 
 from pflow_structure.errors import PathSyntaxError
-from pflow_structure.filtering import DEFAULT_TARGET  # the package holds the options; this module the logic
+from pflow_structure.filtering.options import DEFAULT_TARGET
 from pflow_structure.paths import parse_path
 
 MIN_ITEM_FIELDS = 2  # a kept list shows at least this many fields of its items (when it has them)

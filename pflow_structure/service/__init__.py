@@ -323,13 +323,35 @@ def read_fields_text(
     a note says so; a path that finds nothing gives a note with the reason. ``max_items``
     shows at most that many items of a ``[*]`` path (the rest are counted in a comment).
     """
+    _check_read_format(format_name)
+    settings = settings or Settings.from_env()
+    readout = read_fields_detailed(execution_id, field_paths, limit=limit, offset=offset, settings=settings)
+    return readout_text(
+        readout, format_name, offset=offset, max_items=max_items, offset_hint=offset_hint, settings=settings
+    )
+
+
+def _check_read_format(format_name: str) -> None:
     from pflow_structure.render.fields_text import READ_FORMATS
-    from pflow_structure.render.output_text import format_json
 
     if format_name not in READ_FORMATS:
         raise ParameterError(f"format must be one of {', '.join(READ_FORMATS)}, not {format_name!r}")
+
+
+def readout_text(
+    readout: FieldReadout,
+    format_name: str = "text",
+    *,
+    offset: int = 0,
+    max_items: int | None = None,
+    offset_hint: str = "--offset",
+    settings: Settings | None = None,
+) -> tuple[str, list[str]]:
+    """What :func:`read_fields_text` prints for a readout already read: ``(text, notes)``."""
+    from pflow_structure.render.output_text import format_json
+
+    _check_read_format(format_name)
     settings = settings or Settings.from_env()
-    readout = read_fields_detailed(execution_id, field_paths, limit=limit, offset=offset, settings=settings)
     if format_name == "json":
         return format_json(readout.values), [f"note: {reason}" for reason in readout.errors.values()]
     from pflow_structure.render.fields_text import render_fields_text

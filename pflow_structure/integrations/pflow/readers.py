@@ -14,7 +14,8 @@ from collections.abc import Callable
 from typing import Any
 
 from pflow_structure.errors import ExecutionExpiredError, ExecutionNotFoundError, InvalidExecutionIdError
-from pflow_structure.integrations.pflow import current_settings, existing, patch
+from pflow_structure.integrations.pflow.active import current_settings
+from pflow_structure.integrations.pflow.hooks import existing, patch
 from pflow_structure.integrations.pflow.templates import pflow_segments, pflow_split
 
 # Structure dicts of `registry run` executions, from the cache's store() to the formatter that

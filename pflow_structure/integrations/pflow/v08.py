@@ -30,7 +30,8 @@ from collections.abc import Callable
 from typing import Any
 
 from pflow_structure.errors import ParameterError
-from pflow_structure.integrations.pflow import accept_structure_only_param, patch, settings_override
+from pflow_structure.integrations.pflow.active import settings_override
+from pflow_structure.integrations.pflow.hooks import accept_structure_only_param, patch
 
 
 def install_hooks() -> None:
