@@ -111,8 +111,11 @@ class StructureOnlyNodeWrapper:
         outputs = store.outputs if isinstance(store, NodeNamespace) else shared.get(self.node_id)
         shared[self.node_id] = self.capture(outputs if outputs is not None else {})
 
-    def capture(self, outputs: Any) -> dict[str, Any]:
+    def capture(self, outputs: Any, *, keep_scalars: bool = True) -> dict[str, Any]:
         """Cache ``outputs`` and return what goes to ``shared[node_id]``.
+
+        ``keep_scalars=False`` keeps no output in memory, not even short scalars (an exit code):
+        the view then holds only ``_structure`` and ``_execution_id``.
 
         A :class:`CachedOutputs` view normally; the outputs themselves (with ``_structure`` and
         ``_execution_id`` added) when the cache could not store them or could store them only
@@ -138,7 +141,7 @@ class StructureOnlyNodeWrapper:
             return {**kept, "_structure": result["structure"], "_execution_id": result["execution_id"]}
         stored = captured.outputs
         top_level_binary = {p[0] for p in captured.binary_paths if p}
-        inline = {k: v for k, v in stored.items() if k not in top_level_binary and _is_small_scalar(v)}
+        inline = {k: v for k, v in stored.items() if keep_scalars and k not in top_level_binary and _is_small_scalar(v)}
         summary = {k: v for k, v in result.items() if k != "structure"}
         return CachedOutputs(
             result["execution_id"],

@@ -1,9 +1,10 @@
-"""Tests against a real pflow-cli release (0.8.x to 0.10.x) installed from PyPI.
+"""Tests against a real pflow-cli release (0.8.x to 0.10.x, 0.16.x) installed from PyPI.
 
 `.ci/run` installs each supported release into its own virtual environment (with `mcp<2`,
 which pflow needs) and runs this directory there with PFLOW_STRUCTURE_REQUIRE_PFLOW=1, so a
 missing pflow fails instead of skipping. In the main test environment (no pflow) these tests
-are skipped, visibly.
+are skipped, visibly. Modules for one release line (test_pflow_plugin.py: 0.8 to 0.10,
+test_pflow16.py: 0.16) skip, visibly, in the other line's venv.
 """
 
 from __future__ import annotations
@@ -23,6 +24,24 @@ def require_pflow() -> None:
         import pflow  # noqa: F401  (fail loudly: CI asked for these tests)
     else:
         pytest.importorskip("pflow", reason="pflow-cli is not installed here; .ci/run runs these in its own venvs")
+
+
+def pflow_line() -> str | None:
+    """The adapter serving the installed pflow-cli ("v08", "v16"), or None."""
+    from pflow_structure.integrations.pflow import adapter_name, pflow_version
+
+    found = pflow_version()
+    return adapter_name(found) if found else None
+
+
+def require_pflow_line(adapter: str) -> None:
+    """Skip the calling module unless the installed pflow-cli is of the line ``adapter`` serves ("v08", "v16")."""
+    require_pflow()
+    from pflow_structure.integrations.pflow import adapter_name, pflow_version
+
+    found = pflow_version() or "none"
+    if adapter_name(found) != adapter:
+        pytest.skip(f"these tests are for another pflow-cli line than the installed {found}", allow_module_level=True)
 
 
 @pytest.fixture(scope="session")

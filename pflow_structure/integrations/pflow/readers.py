@@ -1,4 +1,9 @@
-"""``registry run`` and ``read-fields`` (CLI and pflow's MCP server) on our cache and structure."""
+"""``registry run`` / ``probe`` and ``read-fields`` (CLI and pflow's MCP server) on our cache and structure.
+
+Shared by every adapter: these parts of pflow kept their names and signatures from 0.8 to 0.16
+(``ExecutionCache``, ``format_structure_output``, the ``read-fields`` command, ``FieldService``);
+only the modules that bind ``ExecutionCache`` at import moved, so each adapter passes them in.
+"""
 
 from __future__ import annotations
 
@@ -10,6 +15,7 @@ from typing import Any
 
 from pflow_structure.errors import ExecutionExpiredError, ExecutionNotFoundError, InvalidExecutionIdError
 from pflow_structure.integrations.pflow.active import current_settings
+from pflow_structure.integrations.pflow.hooks import existing, patch
 from pflow_structure.integrations.pflow.templates import pflow_segments, pflow_split
 
 # Structure dicts of `registry run` executions, from the cache's store() to the formatter that
@@ -17,6 +23,24 @@ from pflow_structure.integrations.pflow.templates import pflow_segments, pflow_s
 _ANNOUNCED: dict[str, dict[str, Any]] = {}
 _ANNOUNCED_MAX = 64
 _ANNOUNCED_LOCK = threading.Lock()  # pflow's MCP server runs tools in threads
+
+
+def install_reader_hooks(execution_cache: Any, formatter: Any, read_fields_cli: Any, runners: tuple[Any, ...]) -> None:
+    """Our cache, structure and reader in pflow: ``runners`` are the modules that bound
+    ``ExecutionCache`` at import (``registry run``'s or ``probe``'s implementation)."""
+    cache_class = cache_class_for(existing(execution_cache, "ExecutionCache"))
+    for module in (execution_cache, *runners, read_fields_cli):
+        patch(module, "ExecutionCache", cache_class)
+    patch(formatter, "format_structure_output", formatter_hook(existing(formatter, "format_structure_output")))
+    command = existing(read_fields_cli, "read_fields")
+    patch(command, "callback", read_fields_command(command.callback))
+    try:
+        import pflow.mcp_server.services.field_service as field_service
+    except ImportError:  # pflow's MCP server needs the mcp package; the CLI does not
+        return
+    patch(field_service, "ExecutionCache", cache_class)
+    service = field_service.FieldService
+    patch(service, "read_fields", classmethod(field_service_hook(existing(service, "read_fields"))))
 
 
 def cache_class_for(pflow_cache: type) -> type:
@@ -35,6 +59,11 @@ def cache_class_for(pflow_cache: type) -> type:
             result = store_outputs(
                 node_type, params or {}, outputs, settings=current_settings(), execution_id=execution_id
             )
+            if result.get("filtered"):  # pflow has no --all-fields: say what works in pflow
+                result["filter_note"] = (
+                    f"{result['hidden_fields']} fields hidden: PFLOW_STRUCTURE_FILTER=off lists them, "
+                    "read-fields reads any path"
+                )
             with _ANNOUNCED_LOCK:
                 while len(_ANNOUNCED) >= _ANNOUNCED_MAX:
                     _ANNOUNCED.pop(next(iter(_ANNOUNCED)))
@@ -79,6 +108,24 @@ def formatter_hook(original: Callable[..., str]) -> Callable[..., str]:
     return format_structure_output
 
 
+def probe_results_hook(original: Callable[..., None]) -> Callable[..., None]:
+    """``pflow probe --output-format json`` (0.16) prints our structure dict, as ``run --json`` does."""
+    from pflow_structure.render.output_text import format_json
+
+    def _display_results(*args: Any, **kwargs: Any) -> None:
+        execution_id = kwargs.get("execution_id")
+        if kwargs.get("output_format") != "json" or not execution_id:
+            return original(*args, **kwargs)
+        with _ANNOUNCED_LOCK:
+            result = _ANNOUNCED.pop(execution_id, None)
+        if result is None:  # not stored (the node failed): pflow's own answer
+            return original(*args, **kwargs)
+        print(format_json(result))
+        return None
+
+    return _display_results
+
+
 def _read_values(execution_id: str, field_paths: list[str]) -> tuple[dict[str, Any], dict[str, str]] | None:
     """Values from our cache, or None when the id is not ours (pflow's own entry, maybe).
 
@@ -108,6 +155,8 @@ def _as_our_path(path: str) -> str:
     from pflow_structure.errors import PathSyntaxError
     from pflow_structure.paths import format_path, parse_path
 
+    if isinstance(path, str) and path.startswith("$"):
+        return path  # JSONPath: ours as written, never a key named "$"
     try:
         parse_path(path)
         return path
