@@ -31,8 +31,9 @@ def registry_run(
     ``field_count``, ``original_field_count``, ``filtered``; plus ``omitted_paths`` when
     the structure was capped and ``warnings`` when something needs the user's attention.
     A structure of more than 50 fields is filtered (see :mod:`pflow_structure.filtering`):
-    then ``filter``, ``hidden_fields`` and ``filter_note`` say what happened; ``all_fields``
-    lists everything. Raises :class:`NodeNotFoundError` or :class:`NodeExecutionError`
+    then ``filter``, ``hidden_fields`` and ``filter_note`` say what happened, and ``hidden``
+    names what is not shown (object path → its hidden key names, see
+    :mod:`pflow_structure.filtering.hidden`); ``all_fields`` lists everything. Raises :class:`NodeNotFoundError` or :class:`NodeExecutionError`
     (nothing cached).
     """
     settings = settings or Settings.from_env()
@@ -181,7 +182,7 @@ def capture_outputs(
         execution_id=execution_id,
     )
     inferred = infer_structure(encoded.value, binary_paths=encoded.binary_paths, max_paths=settings.max_paths)
-    chosen = _filter(inferred.structure, inferred.field_count, node_type, settings, all_fields)
+    chosen = _filter(inferred, node_type, settings, all_fields)
     result: dict[str, Any] = {
         "execution_id": stored.execution_id,
         "node_type": node_type,
@@ -197,6 +198,8 @@ def capture_outputs(
             f"{result['hidden_fields']} fields hidden: --all-fields (MCP: all_fields) lists them, "
             "read_fields reads any path"
         )
+        if chosen.hidden:
+            result["hidden"] = chosen.hidden
     if inferred.omitted_paths and not chosen.filtered:
         result["omitted_paths"] = inferred.omitted_paths
     warnings = list(stored.warnings) + list(chosen.warnings) + _summarise(encoded.notes, stored.execution_id)
@@ -207,14 +210,21 @@ def capture_outputs(
     return CapturedOutputs(result, stored.cached, encoded.value, list(encoded.binary_paths), list(encoded.notes))
 
 
-def _filter(structure: Any, field_count: int, node_type: str, settings: Settings, all_fields: bool) -> Any:
+def _filter(inferred: Any, node_type: str, settings: Settings, all_fields: bool) -> Any:
     from pflow_structure.filtering import filter_structure
 
     options = settings.filter_options()
-    if options.mode in ("auto", "llm") and field_count > options.threshold and not all_fields:
+    if options.mode in ("auto", "llm") and inferred.field_count > options.threshold and not all_fields:
         # litellm fetches its model price map from the network at import unless told not to.
         os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
-    return filter_structure(structure, field_count, node_type, options, all_fields=all_fields)
+    return filter_structure(
+        inferred.structure,
+        inferred.field_count,
+        node_type,
+        options,
+        all_fields=all_fields,
+        signals=inferred.signals,
+    )
 
 
 MAX_NOTES_SHOWN = 5

@@ -14,6 +14,7 @@ CORE = (
     "paths",
     "encoding",
     "structure",
+    "field_stats",
     "errors",
     "cache",
     "render",

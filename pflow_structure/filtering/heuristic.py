@@ -17,7 +17,9 @@ from functools import lru_cache
 from typing import Any, NamedTuple
 
 from pflow_structure.errors import PathSyntaxError
+from pflow_structure.field_stats import FieldSignals
 from pflow_structure.filtering import DEFAULT_TARGET  # the package holds the options; this module the logic
+from pflow_structure.filtering.signals import DEFAULT_TUNING, Tuning, adjust
 from pflow_structure.paths import parse_path
 
 MIN_ITEM_FIELDS = 2  # a kept list shows at least this many fields of its items (when it has them)
@@ -47,14 +49,14 @@ _NOISE_NAMES = frozenset(
     {
         "url", "uri", "href", "link", "links", "self", "etag", "sha", "hash", "checksum", "digest", "node_id",
         "gravatar_id", "uid", "uuid", "guid", "selflink", "resourceversion", "apiversion", "kind",
-        "creationtimestamp", "generation", "md5", "md5_digest", "sha256", "sha256_digest", "blake2b_256_digest",
+        "generation", "md5", "md5_digest", "sha256", "sha256_digest", "blake2b_256_digest",
         "color", "colour", "icon", "icon_url", "avatar", "avatar_url", "thumbnail", "image_url", "permalink",
         "slug", "arn", "cursor", "next_cursor", "page_token", "next_page_token", "nextpagetoken", "request_id",
         "requestid", "trace_id", "event_ts", "client_msg_id", "team", "team_id", "app_id", "bot_id",
         "site_admin", "default", "locked", "is_bot", "deleted", "has_more", "ok", "signature", "integrity",
         "shasum", "tarball", "fingerprint", "managedfields", "annotations", "ownerreferences", "finalizers",
         "object", "has_children", "archived", "in_trash", "is_inline", "emoji", "external", "file", "fields",
-        "metadata", "response_metadata", "pagination", "_links", "_meta", "_embedded", "schema", "resource_type",
+        "response_metadata", "pagination", "_links", "_meta", "_embedded", "schema", "resource_type",
     }
 )  # fmt: skip
 _NOISE_SUFFIXES = (
@@ -68,7 +70,7 @@ _TIME_NAMES = frozenset(
 _BUSINESS_SUFFIXES = ("_state", "_status", "_name", "_title", "_description", "_message", "_summary", "_type")
 MIN_SCORE = 1.0  # a field must score at least this to be shown
 _NOISE_SEGMENTS = frozenset(
-    {"_links", "links", "_meta", "metadata", "response_metadata", "pagination", "managedfields", "annotations",
+    {"_links", "links", "_meta", "response_metadata", "pagination", "managedfields", "annotations",
      "icon", "cover", "permissions", "owner_references", "ownerreferences", "created_by",
      "last_edited_by", "dist", "signatures", "sub_issues_summary", "verification", "list_limits", "prefs",
      "badges", "parameters", "schemas"}
@@ -79,12 +81,14 @@ _CAMEL = re.compile(r"(?<=[a-z0-9])(?=[A-Z])")
 
 
 class FieldChoice(NamedTuple):
-    """What the filter decided: the kept structure, the fields kept and hidden, and each score."""
+    """What the filter decided: the kept structure, the fields kept and hidden, each score, and
+    the key names of what is hidden (see :func:`pflow_structure.filtering.hidden.hidden_keys`)."""
 
     structure: dict[str, dict[str, Any]]
     kept_fields: list[str]
     hidden_fields: list[str]
     scores: dict[str, float]
+    hidden: dict[str, dict[str, Any]]
 
 
 @lru_cache(maxsize=8192)
@@ -173,13 +177,22 @@ def fields_of(structure: Mapping[str, Mapping[str, Any]]) -> list[str]:
     return [nodes[index].path for index in _field_indices(structure, nodes)]
 
 
-def score_field(path: str, entry: Mapping[str, Any]) -> float:
-    """Above zero: worth showing; zero or below: noise. Uses the path's keys and the entry's statistics."""
+def score_field(
+    path: str, entry: Mapping[str, Any], signals: FieldSignals | None = None, tuning: Tuning = DEFAULT_TUNING
+) -> float:
+    """Above zero: worth showing; zero or below: noise. Uses the path's keys, the entry's statistics
+    and, when given, the inference's signals for the path."""
     keys = tuple(normalise(key) for key in _key_segments(path))
-    return _score(keys, any(key in _NOISE_SEGMENTS for key in keys[:-1]), entry)
+    return _score(keys, any(key in _NOISE_SEGMENTS for key in keys[:-1]), entry, signals, tuning)
 
 
-def _score(keys: tuple[str, ...], noisy_above: bool, entry: Mapping[str, Any]) -> float:
+def _score(
+    keys: tuple[str, ...],
+    noisy_above: bool,
+    entry: Mapping[str, Any],
+    signals: FieldSignals | None = None,
+    tuning: Tuning = DEFAULT_TUNING,
+) -> float:
     if not keys:
         return 1.0
     name = keys[-1]
@@ -223,6 +236,7 @@ def _score(keys: tuple[str, ...], noisy_above: bool, entry: Mapping[str, Any]) -
             score = 1.3
         else:
             score = 0
+    score = adjust(score, bool(business), kinds, signals, tuning)
     if noisy_above:
         score = min(score, 0) - 3
     if entry.get("dynamic_keys"):
@@ -232,7 +246,7 @@ def _score(keys: tuple[str, ...], noisy_above: bool, entry: Mapping[str, Any]) -
     if score <= 0:
         return score
     depth = len(keys) - 1
-    return max(0.05, score * 0.93 ** max(0, depth - 1))  # shallower first, never pushed below zero
+    return max(0.05, score * tuning.depth_decay ** max(0, depth - 1))  # shallower first, never pushed below zero
 
 
 NESTED_LIST_FIELDS = 2  # a list inside a list item (a message's files) shows at most this many fields
@@ -245,8 +259,9 @@ def _spread(
     structure: Mapping[str, Mapping[str, Any]],
     target: int,
     scores: Mapping[int, float],
+    budget: int,
 ) -> list[int]:
-    """The best ``target`` fields, with the lists inside a record (a message's files) and the
+    """The best fields, up to ``target`` of them and ``budget`` estimated tokens of lines, with the lists inside a record (a message's files) and the
     dicts inside a record (its bot_profile) capped, so that the fields of the records themselves
     are not crowded out by the many fields of what each record holds."""
     # The record list: the deepest list holding at least half of the candidate fields
@@ -275,6 +290,8 @@ def _spread(
     per_list: dict[int, int] = {}
     per_object: dict[int, int] = {}
     kept: list[int] = []
+    paid: set[int] = set()  # lines already counted: kept fields and the containers above them
+    spent = 0.0
     for index in ranked:
         node = nodes[index]
         owner = node.list_owner
@@ -291,6 +308,18 @@ def _spread(
         )
         if sub_object and per_object.get(parent, 0) >= SUB_OBJECT_FIELDS:
             continue
+        cost = 0.0
+        step = index
+        while step >= 0 and step not in paid:
+            cost += _line_cost(nodes, step, structure)
+            step = nodes[step].parent
+        if spent + cost > budget:
+            continue
+        spent += cost
+        step = index
+        while step >= 0 and step not in paid:
+            paid.add(step)
+            step = nodes[step].parent
         kept.append(index)
         per_list[owner] = per_list.get(owner, 0) + 1
         if sub_object:
@@ -298,6 +327,14 @@ def _spread(
         if len(kept) >= target:
             break
     return kept
+
+
+def _line_cost(nodes: list[_Node], index: int, structure: Mapping[str, Mapping[str, Any]]) -> float:
+    """Estimated tokens of one tree line: the path's own part, its type and statistics."""
+    node = nodes[index]
+    own = len(node.path) - (len(nodes[node.parent].path) if node.parent >= 0 else 0)
+    entry = structure[node.path]
+    return 2.5 + (own + len(str(entry.get("type", "")))) / 3.5 + 2 * (len(entry) - 1)
 
 
 def _is_inside(nodes: list[_Node], index: int, ancestor: int) -> bool:
@@ -333,45 +370,37 @@ def choose_fields(
     *,
     target: int = DEFAULT_TARGET,
     keep: Sequence[str] | None = None,
+    signals: Mapping[str, FieldSignals] | None = None,
+    tuning: Tuning = DEFAULT_TUNING,
 ) -> FieldChoice:
-    """Keep the best fields (score above zero) up to ``target``; show every kept list's shape.
+    """Keep the best fields (score above zero) up to ``target`` and ``tuning.budget`` tokens; show
+    every kept list's shape, and name what is hidden (``FieldChoice.hidden``).
 
     ``keep`` (an LLM's answer) replaces the ranking's choice; the shape of each list is still
     completed from the ranking, and the containers above each kept field are listed.
+    ``signals`` are the inference's statistics per path (``InferredStructure.signals``).
     """
+    from pflow_structure.filtering.hidden import hidden_keys
+
     nodes = _nodes(structure)
     indices = _field_indices(structure, nodes)
+    found = signals or {}
     scores = {
-        index: _score(nodes[index].keys, nodes[index].noisy_above, structure[nodes[index].path]) for index in indices
+        index: _score(
+            nodes[index].keys, nodes[index].noisy_above, structure[nodes[index].path], found.get(nodes[index].path), tuning
+        )
+        for index in indices
     }
     _label_records_by_id(nodes, indices, scores)
     ranked = sorted(
         (index for index in indices if scores[index] >= MIN_SCORE), key=lambda index: (-scores[index], index)
     )
     if keep is None:
-        kept = _spread(ranked, nodes, structure, target, scores)
+        kept = _spread(ranked, nodes, structure, target, scores, tuning.budget)
     else:
         wanted = set(keep)
         kept = [index for index in indices if nodes[index].path in wanted]
-    # Every list with a kept field shows at least MIN_ITEM_FIELDS of its item fields.
-    members: dict[int, int] = {}
-    for index in kept:
-        owner = nodes[index].list_owner
-        if owner >= 0:
-            members[owner] = members.get(owner, 0) + 1
-    short = {owner for owner, count in members.items() if count < MIN_ITEM_FIELDS}
-    if short:
-        kept_set = set(kept)
-        for index in ranked:
-            owner = nodes[index].list_owner
-            if owner in short and index not in kept_set:
-                kept.append(index)
-                kept_set.add(index)
-                members[owner] += 1
-                if members[owner] >= min(MAX_ITEM_FIELDS, MIN_ITEM_FIELDS):
-                    short.discard(owner)
-                if not short:
-                    break
+    _complete_lists(kept, ranked, nodes)
     chosen: set[int] = set()
     for index in kept:
         while index >= 0 and index not in chosen:
@@ -384,4 +413,28 @@ def choose_fields(
         [nodes[index].path for index in indices if index in kept_set],
         [nodes[index].path for index in indices if index not in kept_set],
         {nodes[index].path: scores[index] for index in indices},
+        hidden_keys(structure, [(node.path, node.parent) for node in nodes], chosen, scores),
     )
+
+
+def _complete_lists(kept: list[int], ranked: list[int], nodes: list[_Node]) -> None:
+    """Every list with a kept field shows at least MIN_ITEM_FIELDS of its item fields."""
+    members: dict[int, int] = {}
+    for index in kept:
+        owner = nodes[index].list_owner
+        if owner >= 0:
+            members[owner] = members.get(owner, 0) + 1
+    short = {owner for owner, count in members.items() if count < MIN_ITEM_FIELDS}
+    if not short:
+        return
+    kept_set = set(kept)
+    for index in ranked:
+        owner = nodes[index].list_owner
+        if owner in short and index not in kept_set:
+            kept.append(index)
+            kept_set.add(index)
+            members[owner] += 1
+            if members[owner] >= min(MAX_ITEM_FIELDS, MIN_ITEM_FIELDS):
+                short.discard(owner)
+            if not short:
+                break
