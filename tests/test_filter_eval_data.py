@@ -1,0 +1,78 @@
+"""The held-out filter evaluation set (tests/data/filter_eval, see its RUBRIC.md) is well formed.
+
+These checks read the data and the all-fields structure only; they never run the filter, so the
+labels stay independent of it. They fail on a label whose path no longer exists (read-json changed
+how it forms paths): map such a label by hand, never regenerate it from the filter.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from pflow_structure.service import registry_run
+from tests.conftest import REPO
+
+EVAL = REPO / "tests" / "data" / "filter_eval"
+FAMILIES = sorted(path for path in EVAL.iterdir() if path.is_dir())
+FILES = sorted(path for family in FAMILIES for path in family.glob("*.json") if path.name != "labels.json")
+MAX_BYTES = 1_000_000
+
+
+def all_fields_structure(path: Path) -> dict[str, Any]:
+    """What ``pflow-structure run read-json path=FILE --json --all-fields`` prints."""
+    return registry_run("read-json", {"path": str(path)}, all_fields=True)
+
+
+def is_scalar_leaf(entry: dict[str, Any]) -> bool:
+    kinds = set(str(entry.get("type", "")).split("|")) - {"null"}
+    return not kinds & {"dict", "list"} and "same_as" not in entry
+
+
+def labels_of(family: Path) -> dict[str, Any]:
+    labels: dict[str, Any] = json.loads((family / "labels.json").read_text())
+    return labels
+
+
+def test_the_set_has_the_files_and_families_it_promises() -> None:
+    assert len(FILES) >= 78
+    assert len(FAMILIES) >= 16
+    for family in FAMILIES:
+        assert re.fullmatch(r"[a-z0-9_]+", family.name), family.name
+        assert (family / "labels.json").is_file(), family.name
+        assert (family / "SOURCES.md").is_file(), family.name
+
+
+@pytest.mark.parametrize("family", FAMILIES, ids=lambda path: path.name)
+def test_every_file_is_labelled_and_has_a_source_line(family: Path) -> None:
+    labels = labels_of(family)
+    assert labels["family"] == family.name
+    names = {path.name for path in family.glob("*.json") if path.name != "labels.json"}
+    assert set(labels["files"]) == names
+    sources = (family / "SOURCES.md").read_text()
+    for name in names:
+        assert f"`{name}`" in sources, f"{family.name}/{name} has no line in SOURCES.md"
+        assert (family / name).stat().st_size <= MAX_BYTES
+
+
+@pytest.mark.parametrize("path", FILES, ids=lambda path: f"{path.parent.name}/{path.name}")
+def test_every_label_path_is_a_scalar_leaf_of_the_all_fields_structure(path: Path) -> None:
+    json.loads(path.read_text())  # parses as one JSON document
+    label = labels_of(path.parent)["files"][path.name]
+    for key in ("endpoint", "default_view", "questions", "must_keep", "must_drop"):
+        assert key in label, f"{path.name} lacks {key}"
+    assert label["default_view"].strip() and 1 <= len(label["questions"]) <= 3
+    described = all_fields_structure(path)
+    assert described["field_count"] > 15, "small responses stay out of the set"
+    structure = described["structure"]
+    keep, drop = label["must_keep"], label["must_drop"]
+    assert 1 <= len(keep) <= 20
+    assert len(set(keep)) == len(keep) and len(set(drop)) == len(drop)
+    assert not set(keep) & set(drop)
+    for name in keep + drop:
+        assert name in structure, f"{path.name}: {name} is not a path of the all-fields structure"
+        assert is_scalar_leaf(structure[name]), f"{path.name}: {name} is not a scalar leaf"
