@@ -42,7 +42,8 @@ _BUSINESS = {
     "headline": 8, "caption": 6, "note": 6, "notes": 6, "plain_text": 9, "markdown": 7, "role": 5,
     "keywords": 5, "summary_text": 8, "conclusion": 7, "result": 5, "count": 5, "replicas": 5, "image": 4,
     "instance_type": 5, "region": 4, "namespace": 4, "stars": 5, "stargazers_count": 5, "forks_count": 4,
-    "open_issues_count": 4, "downloads": 5, "requires_python": 4, "homepage": 1,
+    "open_issues_count": 4, "downloads": 5, "requires_python": 4, "homepage": 1, "ready": 5, "paid": 5,
+    "action": 6, "event": 5, "ip": 4, "quantity": 6, "replicas": 5, "restarts": 5, "customer": 5,
 }  # fmt: skip
 # Names that are never what a question is about.
 _NOISE_NAMES = frozenset(
@@ -71,10 +72,13 @@ _BUSINESS_SUFFIXES = ("_state", "_status", "_name", "_title", "_description", "_
 MIN_SCORE = 1.0  # a field must score at least this to be shown
 _NOISE_SEGMENTS = frozenset(
     {"_links", "links", "_meta", "response_metadata", "pagination", "managedfields", "annotations",
-     "icon", "cover", "permissions", "owner_references", "ownerreferences", "created_by",
+     "icon", "cover", "permissions", "created_by",
      "last_edited_by", "dist", "signatures", "sub_issues_summary", "verification", "list_limits", "prefs",
      "badges", "parameters", "schemas"}
 )  # fmt: skip
+# Names compared without "_" too: apiVersion is normalised to api_version, listed as apiversion.
+_NOISE_SQUASHED = frozenset(name.replace("_", "") for name in _NOISE_NAMES)
+_NOISE_SEGMENTS_SQUASHED = frozenset(name.replace("_", "") for name in _NOISE_SEGMENTS)
 _SEPARATOR = re.compile(r"[.\[]")
 _SIZED_VARIANT = re.compile(r"(?:image|thumb|icon|avatar)_\d+(?:_\w+)?\Z")  # image_24, thumb_360_w
 _CAMEL = re.compile(r"(?<=[a-z0-9])(?=[A-Z])")
@@ -141,7 +145,7 @@ def _nodes(structure: Mapping[str, Mapping[str, Any]]) -> list[_Node]:
                 keys = tuple(normalise(key) for key in _key_segments(path))
             else:
                 keys = above.keys + tuple(normalise(key) for key in _key_segments(suffix))
-            noisy = above.noisy_above or (bool(above.keys) and above.keys[-1] in _NOISE_SEGMENTS)
+            noisy = above.noisy_above or (bool(above.keys) and above.keys[-1].replace("_", "") in _NOISE_SEGMENTS_SQUASHED)
             parent_entry = structure[above.path]
             owner = parent if "list" in str(parent_entry.get("type", "")) else above.list_owner
             grouped = above.grouped or "same_as" in parent_entry
@@ -183,7 +187,8 @@ def score_field(
     """Above zero: worth showing; zero or below: noise. Uses the path's keys, the entry's statistics
     and, when given, the inference's signals for the path."""
     keys = tuple(normalise(key) for key in _key_segments(path))
-    return _score(keys, any(key in _NOISE_SEGMENTS for key in keys[:-1]), entry, signals, tuning)
+    noisy = any(key.replace("_", "") in _NOISE_SEGMENTS_SQUASHED for key in keys[:-1])
+    return _score(keys, noisy, entry, signals, tuning)
 
 
 def _score(
@@ -207,7 +212,7 @@ def _score(
     if business:
         pass  # named as a business field (base_url, display_name): its score stands
     elif (
-        name in _NOISE_NAMES
+        name.replace("_", "") in _NOISE_SQUASHED
         or name.endswith(_NOISE_SUFFIXES)
         or name == "id"
         or name.startswith("_")
@@ -220,8 +225,11 @@ def _score(
         score = 1.6  # below every business field: a time matters for some questions, not most
     elif not score:
         suffix = next((part for part in _BUSINESS_SUFFIXES if name.endswith(part)), None)
+        last = name.rpartition("_")[2]
         if suffix is not None and "str" in kinds:
             score = _BUSINESS[suffix[1:]] * (0.3 if suffix == "_type" else 0.7)
+        elif last != name and last in _BUSINESS:
+            score = _BUSINESS[last] * 0.6  # ready_replicas, restart_count read like their last word
         elif name.endswith(("_count", "_total", "count", "total")) and kinds & {"int", "float"}:
             score = 4
         elif name.startswith(("is_", "has_", "can_", "allow_")):

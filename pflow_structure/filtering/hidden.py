@@ -2,7 +2,7 @@
 
 A filtered structure lists the fields worth showing; this says, for every object that is
 shown, the names of its keys that are not, and for every hidden container directly inside a
-shown object, one entry with its own key names. Keyed by *object path* (the path whose keys
+top-level object (``result``, ``result[0]``), one entry with its own key names. Keyed by *object path* (the path whose keys
 the names are: ``result[0]`` for the items of the list ``result``), so ``OBJECT.NAME`` is a
 path that reads back::
 
@@ -11,8 +11,9 @@ path that reads back::
 
 An entry with ``type`` is a hidden container (the CLI shows it as one line,
 ``.metadata dict: name, namespace, labels, +8 more``); one without is a shown object's other
-keys. Names come best first (by the filter's score); ``more`` counts the ones left out when a
-line would be too long. Names of the top two levels are all given (up to a generous limit).
+keys. Names come best first (by the filter's score); names scored as noise that share a suffix
+are counted as a pattern (``"patterns": {"*_url": 12}``), and ``more`` counts the names left out
+when a line would be too long (generous for the top two levels, short below).
 """
 
 from __future__ import annotations
@@ -24,8 +25,11 @@ from pflow_structure.errors import PathSyntaxError
 from pflow_structure.paths import format_path, parse_path
 
 # At most this many characters of names per entry: generous near the top, short below.
-TOP_NAMES_CHARS = 240
+TOP_NAMES_CHARS = 150
 DEEP_NAMES_CHARS = 48
+GROUP_MIN = 3  # noise names sharing a suffix are counted as one pattern from this many on
+MAX_PATTERNS = 3
+SUMMARY_DEPTH = 1  # hidden containers in objects this deep get a line of their own (result.metadata)
 TOP_DEPTH = 2  # objects with at most this many keys in their path (result, result[0].user)
 
 
@@ -88,7 +92,8 @@ def hidden_keys(
         for index, name in members:
             if index in chosen:
                 continue
-            summarised = held_by.get(index, [])
+            # A hidden container near the top gets its own line of names; deeper, just its name.
+            summarised = held_by.get(index, []) if _depth(obj) <= SUMMARY_DEPTH else []
             for inner in summarised:
                 entry_type = structure[nodes[index][0]].get("type", "dict") if inner == nodes[index][0] else "dict"
                 out[inner] = {"type": str(entry_type), **_names(children[inner], best, inner)}
@@ -113,17 +118,37 @@ def _holder(obj: str, index_of: Mapping[str, int]) -> int:
 
 
 def _names(members: Sequence[tuple[int, str]], best: Mapping[int, float], obj: str) -> dict[str, Any]:
-    order = sorted(range(len(members)), key=lambda i: (-best.get(members[i][0], -100.0), i))
+    """The names best first, up to a length; names the filter scored as noise that share a suffix
+    (``html_url``, ``events_url``, ...) are counted as one pattern (``*_url``) instead."""
+    ranked = sorted(range(len(members)), key=lambda i: (-best.get(members[i][0], -100.0), i))
+    suffixes: dict[str, int] = {}
+    for i in ranked:
+        name = members[i][1]
+        if best.get(members[i][0], -100.0) <= 0 and "_" in name[1:]:
+            suffix = "_" + name.rpartition("_")[2]
+            suffixes[suffix] = suffixes.get(suffix, 0) + 1
+    grouped = {suffix for suffix, count in suffixes.items() if count >= GROUP_MIN}
     limit = TOP_NAMES_CHARS if _depth(obj) <= TOP_DEPTH else DEEP_NAMES_CHARS
     names: list[str] = []
+    patterns: dict[str, int] = {}
     used = 0
-    for i in order:
+    left = 0
+    for i in ranked:
         name = members[i][1]
-        if names and used + len(name) > limit:
-            break
-        names.append(name)
-        used += len(name) + 2
+        if best.get(members[i][0], -100.0) <= 0 and "_" in name[1:] and "_" + name.rpartition("_")[2] in grouped:
+            suffix = "_" + name.rpartition("_")[2]
+            patterns["*" + suffix] = patterns.get("*" + suffix, 0) + 1
+        elif names and used + len(name) > limit:
+            left += 1
+        else:
+            names.append(name)
+            used += len(name) + 2
+    if len(patterns) > MAX_PATTERNS:
+        for pattern in sorted(patterns, key=lambda p: -patterns[p])[MAX_PATTERNS:]:
+            left += patterns.pop(pattern)
     entry: dict[str, Any] = {"names": names}
-    if len(names) < len(members):
-        entry["more"] = len(members) - len(names)
+    if patterns:
+        entry["patterns"] = patterns
+    if left:
+        entry["more"] = left
     return entry

@@ -66,9 +66,11 @@ def describe_entry(entry: Mapping[str, Any], *, short: bool = False) -> str:
 
 
 def describe_hidden(entry: Mapping[str, Any]) -> str:
-    """``{"type": "dict", "names": ["name", "uid"], "more": 8}`` → ``dict: name, uid, +8 more``;
+    """``{"type": "dict", "names": ["name", "uid"], "patterns": {"*_url": 3}, "more": 8}`` →
+    ``dict: name, uid, *_url (3), +8 more``;
     without a type (a shown object's other keys) → ``other keys: name, uid, +8 more``."""
     names = [_key_name(str(name)) for name in entry.get("names", [])]
+    names.extend(f"{pattern} ({count})" for pattern, count in (entry.get("patterns") or {}).items())
     if entry.get("more"):
         names.append(f"+{entry['more']} more")
     head = f"{entry['type']}:" if "type" in entry else "other keys:"
