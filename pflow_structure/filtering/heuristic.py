@@ -132,26 +132,40 @@ def _nodes(structure: Mapping[str, Mapping[str, Any]]) -> list[_Node]:
     nodes: list[_Node] = []
     stack: list[int] = []
     for path in structure:
-        while stack and not _is_below(path, nodes[stack[-1]].path):
+        while stack:
+            above_path = nodes[stack[-1]].path
+            if path.startswith(above_path) and path[len(above_path) : len(above_path) + 1] in (".", "["):
+                break
             stack.pop()
         parent = stack[-1] if stack else -1
         if parent < 0:
-            keys = tuple(normalise(key) for key in _key_segments(path))
+            keys = _suffix_keys(path)
             noisy, owner, grouped = False, -1, False
         else:
             above = nodes[parent]
             suffix = path[len(above.path) :]
             if '"' in suffix or "'" in suffix:
-                keys = tuple(normalise(key) for key in _key_segments(path))
+                keys = _suffix_keys(path)
             else:
-                keys = above.keys + tuple(normalise(key) for key in _key_segments(suffix))
-            noisy = above.noisy_above or (bool(above.keys) and above.keys[-1].replace("_", "") in _NOISE_SEGMENTS_SQUASHED)
+                keys = above.keys + _suffix_keys(suffix)
+            noisy = above.noisy_above or (bool(above.keys) and _is_noise_segment(above.keys[-1]))
             parent_entry = structure[above.path]
             owner = parent if "list" in str(parent_entry.get("type", "")) else above.list_owner
             grouped = above.grouped or "same_as" in parent_entry
         nodes.append(_Node(path, parent, keys, noisy, owner, grouped))
         stack.append(len(nodes) - 1)
     return nodes
+
+
+@lru_cache(maxsize=8192)
+def _suffix_keys(suffix: str) -> tuple[str, ...]:
+    """The normalised keys of a path or a path's suffix (``[0].user.login`` → user, login)."""
+    return tuple(normalise(key) for key in _key_segments(suffix))
+
+
+@lru_cache(maxsize=8192)
+def _is_noise_segment(key: str) -> bool:
+    return key.replace("_", "") in _NOISE_SEGMENTS_SQUASHED
 
 
 def _is_below(path: str, parent: str) -> bool:
