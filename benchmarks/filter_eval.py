@@ -32,11 +32,14 @@ CORPUS = REPO / "tests" / "corpus"
 from pflow_structure.filtering.signals import DEFAULT_TUNING, Tuning  # noqa: E402
 
 GRID = {
-    "budget": (200, 260, 340),
+    "budget": (220, 300, 380),
     "category": (0.0, 3.0),
     "token_id": (0.0, 4.0),
-    "constant": (0.0, 2.0),
     "reference": (0.0, 2.0, 4.0),
+    "depth_decay": (0.85, 0.93),
+    "flag": (0.2, 1.5),
+    "time": (1.6, 2.5),
+    "null_named": (0.0, 0.5),
 }
 
 
@@ -215,7 +218,7 @@ def report(cases: list[Case], old: list[Case]) -> list[str]:
     lines.append(_row("old set (tests/data/filter_labels.json), default tuning", sum(old_scores.values(), ZERO)))
     lines += ["", "Each signal switched off (default tuning otherwise), pooled over the new set:", ""]
     lines += ["| Without | must-keep shown | must-drop hidden | findable |", "|---|---|---|---|"]
-    for field in ("category", "token_id", "constant", "reference"):
+    for field in ("category", "token_id", "constant", "reference", "flag", "null_named"):
         s = sum(by_family(cases, DEFAULT_TUNING._replace(**{field: 0.0})).values(), ZERO)
         keep, drop, found = rates(s)
         lines.append(f"| {field} | {keep:.1%} | {drop:.1%} | {found:.1%} |")

@@ -19,7 +19,7 @@ if TYPE_CHECKING:
     from pflow_structure.filtering.heuristic import FieldChoice
 
 MODES = ("auto", "llm", "heuristic", "off")
-DEFAULT_TARGET = 20
+DEFAULT_TARGET = 40
 DEFAULT_THRESHOLD = 50
 DEFAULT_TIMEOUT = 2.0
 

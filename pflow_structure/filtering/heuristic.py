@@ -217,9 +217,9 @@ def _score(
     name = keys[-1]
     types = set(str(entry.get("type", "")).split("|"))
     kinds = types - {"null"}
-    if not kinds:
-        return -5.0  # always null: nothing to read
     business = float(_BUSINESS.get(name, 0))
+    if not kinds:  # always null: nothing to read here, though a named field may hold something elsewhere
+        return business * tuning.null_named if business else -5.0
     if "str" in kinds and entry.get("avg_length") == 0 and len(kinds) == 1 and not business:
         return -4.0  # always empty
     score = business
@@ -236,7 +236,7 @@ def _score(
     elif name.endswith(("_html", "_text")) and name not in _BUSINESS:
         score = -2  # body_html, body_text: other renderings of a field listed beside them
     elif name.endswith(_TIME_SUFFIXES) or name in _TIME_NAMES:
-        score = 1.6  # below every business field: a time matters for some questions, not most
+        score = tuning.time  # below business fields: a time matters for some questions, not most
     elif not score:
         suffix = next((part for part in _BUSINESS_SUFFIXES if name.endswith(part)), None)
         last = name.rpartition("_")[2]
@@ -249,7 +249,7 @@ def _score(
         elif name.startswith(("is_", "has_", "can_", "allow_")):
             score = -1
         elif kinds == {"bool"}:
-            score = 0.2
+            score = tuning.flag
         elif "str" in kinds and (entry.get("avg_length") or 0) >= 40:
             score = 4  # long free text reads like content
         elif "str" in kinds:

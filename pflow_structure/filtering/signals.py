@@ -29,6 +29,9 @@ class Tuning(NamedTuple):
     - ``reference``: the score of a token-valued field that is named, not ``id``/``*_id``
       (``customer: "cus_…"``): the only handle on a related object.
     - ``depth_decay``: each level below the first multiplies a score by this.
+    - ``flag``: the score of a boolean the vocabulary does not know (paid, ready, disputed).
+    - ``time``: the score of a timestamp (created, created_at, creationTimestamp).
+    - ``null_named``: a known name that was always null keeps this share of its score.
     """
 
     budget: int = 260
@@ -37,6 +40,9 @@ class Tuning(NamedTuple):
     constant: float = 2.0
     reference: float = 2.0
     depth_decay: float = 0.93
+    flag: float = 0.2
+    time: float = 1.6
+    null_named: float = 0.0
 
 
 DEFAULT_TUNING = Tuning()
