@@ -32,7 +32,7 @@ CORPUS = REPO / "tests" / "corpus"
 from pflow_structure.filtering.signals import DEFAULT_TUNING, Tuning  # noqa: E402
 
 GRID = {
-    "budget": (220, 300, 380),
+    "budget": (180, 240, 300),
     "category": (0.0, 3.0),
     "token_id": (0.0, 4.0),
     "reference": (0.0, 2.0, 4.0),

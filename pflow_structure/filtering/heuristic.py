@@ -352,11 +352,12 @@ def _spread(
 
 
 def _line_cost(nodes: list[_Node], index: int, structure: Mapping[str, Mapping[str, Any]]) -> float:
-    """Estimated tokens of one tree line: the path's own part, its type and statistics."""
+    """Estimated o200k tokens of the field's tree line (about 3.5 characters a token, plus the indent)."""
+    from pflow_structure.render.structure_text import describe_entry
+
     node = nodes[index]
     own = len(node.path) - (len(nodes[node.parent].path) if node.parent >= 0 else 0)
-    entry = structure[node.path]
-    return 2.5 + (own + len(str(entry.get("type", "")))) / 3.5 + 2 * (len(entry) - 1)
+    return 1.5 + (own + len(describe_entry(structure[node.path], short=True))) / 3.5
 
 
 def _is_inside(nodes: list[_Node], index: int, ancestor: int) -> bool:

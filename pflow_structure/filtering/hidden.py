@@ -26,7 +26,8 @@ from pflow_structure.paths import format_path, parse_path
 
 # At most this many characters of names per entry: generous near the top, short below.
 TOP_NAMES_CHARS = 150
-DEEP_NAMES_CHARS = 48
+FIRST_NAMES_CHARS = 80
+DEEP_NAMES_CHARS = 40
 GROUP_MIN = 3  # noise names sharing a suffix are counted as one pattern from this many on
 MAX_PATTERNS = 3
 SUMMARY_DEPTH = 1  # hidden containers in objects this deep get a line of their own (result.metadata)
@@ -128,7 +129,8 @@ def _names(members: Sequence[tuple[int, str]], best: Mapping[int, float], obj: s
             suffix = "_" + name.rpartition("_")[2]
             suffixes[suffix] = suffixes.get(suffix, 0) + 1
     grouped = {suffix for suffix, count in suffixes.items() if count >= GROUP_MIN}
-    limit = TOP_NAMES_CHARS if _depth(obj) <= TOP_DEPTH else DEEP_NAMES_CHARS
+    depth = _depth(obj)
+    limit = TOP_NAMES_CHARS if depth <= 1 else FIRST_NAMES_CHARS if depth <= TOP_DEPTH else DEEP_NAMES_CHARS
     names: list[str] = []
     patterns: dict[str, int] = {}
     used = 0
@@ -138,7 +140,7 @@ def _names(members: Sequence[tuple[int, str]], best: Mapping[int, float], obj: s
         if best.get(members[i][0], -100.0) <= 0 and "_" in name[1:] and "_" + name.rpartition("_")[2] in grouped:
             suffix = "_" + name.rpartition("_")[2]
             patterns["*" + suffix] = patterns.get("*" + suffix, 0) + 1
-        elif names and used + len(name) > limit:
+        elif (names or not limit) and used + len(name) > limit:
             left += 1
         else:
             names.append(name)

@@ -34,15 +34,15 @@ class Tuning(NamedTuple):
     - ``null_named``: a known name that was always null keeps this share of its score.
     """
 
-    budget: int = 260
-    category: float = 3.0
-    token_id: float = 4.0
+    budget: int = 240
+    category: float = 0.0
+    token_id: float = 0.0
     constant: float = 2.0
     reference: float = 2.0
     depth_decay: float = 0.93
-    flag: float = 0.2
-    time: float = 1.6
-    null_named: float = 0.0
+    flag: float = 1.5
+    time: float = 2.5
+    null_named: float = 0.5
 
 
 DEFAULT_TUNING = Tuning()
