@@ -25,7 +25,7 @@ from pflow_structure.errors import PathSyntaxError
 from pflow_structure.paths import format_path, parse_path
 
 # At most this many characters of names per entry: generous near the top, short below.
-TOP_NAMES_CHARS = 150
+TOP_NAMES_CHARS = 1000
 FIRST_NAMES_CHARS = 80
 DEEP_NAMES_CHARS = 40
 GROUP_MIN = 3  # noise names sharing a suffix are counted as one pattern from this many on
