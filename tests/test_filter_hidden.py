@@ -78,8 +78,8 @@ def test_a_hidden_container_is_one_line_with_its_key_names_and_shown_objects_nam
         "  result dict",
         "    .state str ~5",
         "    .title str ~30",
-        "    .meta dict: node_id, self_url",
         "    .links dict: *_url (60)",
+        "    .meta dict: node_id, self_url",
         "    other keys: etag",
     ]
     flat = render_structure_text({"structure": choice.structure, "hidden": choice.hidden}, layout="flat")
