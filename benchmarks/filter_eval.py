@@ -36,12 +36,10 @@ from pflow_structure.filtering.signals import DEFAULT_TUNING, Tuning  # noqa: E4
 GRID = {
     "budget": (180, 240, 300),
     "category": (0.0, 3.0),
-    "token_id": (0.0, 4.0),
     "reference": (0.0, 2.0, 4.0),
     "depth_decay": (0.85, 0.93),
     "flag": (0.2, 1.5),
     "time": (1.6, 2.5),
-    "null_named": (0.0, 0.5),
 }
 
 
