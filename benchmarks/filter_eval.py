@@ -35,11 +35,12 @@ from pflow_structure.filtering.signals import DEFAULT_TUNING, Tuning  # noqa: E4
 
 GRID = {
     "budget": (180, 240, 300),
-    "category": (0.0, 3.0),
-    "reference": (0.0, 2.0, 4.0),
+    "reference": (0.0, 2.0),
     "depth_decay": (0.85, 0.93),
     "flag": (0.2, 1.5),
     "time": (1.6, 2.5),
+    "sub_object": (2, 4),
+    "envelope": (1.0, 0.5),
 }
 
 
@@ -228,8 +229,9 @@ def report(cases: list[Case], old: list[Case]) -> list[str]:
     lines.append(_row("old set (tests/data/filter_labels.json), default tuning", sum(old_scores.values(), ZERO)))
     lines += ["", "Each signal switched off (default tuning otherwise), pooled over the new set:", ""]
     lines += ["| Without | must-keep shown | must-drop hidden | findable |", "|---|---|---|---|"]
-    for field in ("category", "token_id", "constant", "reference", "flag", "null_named"):
-        s = sum(by_family(cases, DEFAULT_TUNING._replace(**{field: 0.0})).values(), ZERO)
+    for field in ("category", "token_id", "constant", "reference", "flag", "null_named", "envelope"):
+        off = 1.0 if field == "envelope" else 0.0  # the value that switches the signal off
+        s = sum(by_family(cases, DEFAULT_TUNING._replace(**{field: off})).values(), ZERO)
         keep, drop, found = rates(s)
         lines.append(f"| {field} | {keep:.1%} | {drop:.1%} | {found:.1%} |")
     return lines

@@ -32,7 +32,7 @@ _BUSINESS = {
     "title": 10, "name": 9, "body": 9, "description": 8, "text": 9, "message": 9, "summary": 9, "subject": 8,
     "content": 8, "state": 8, "status": 8, "login": 7, "display_name": 8, "real_name": 7, "full_name": 7,
     "username": 7, "user_name": 7, "email": 1.5, "label": 6, "labels": 6, "tags": 5, "topic": 6, "question": 7,
-    "answer": 7, "comment": 7, "comments": 5, "number": 6, "key": 2, "value": 5, "version": 6, "type": 1,
+    "answer": 7, "comment": 7, "comments": 5, "number": 6, "key": 2, "value": 5, "version": 6, "type": 4,
     "ref": 5, "branch": 5, "default_branch": 4, "http_method": 5, "method": 4, "base_url": 3, "fork": 3,
     "draft": 4, "merged": 4, "yanked": 3, "deprecated": 4, "user": 4, "latest": 5, "availability_zone": 4,
     "zone": 4, "reply_count": 4, "upload_time": 2, "additions": 3, "deletions": 3, "changes": 3,
@@ -272,7 +272,6 @@ def _score(
 
 
 NESTED_LIST_FIELDS = 2  # a list inside a list item (a message's files) shows at most this many fields
-SUB_OBJECT_FIELDS = 2  # a dict inside a record (a message's bot_profile) at most this many
 
 
 def _spread(
@@ -281,11 +280,13 @@ def _spread(
     structure: Mapping[str, Mapping[str, Any]],
     target: int,
     scores: Mapping[int, float],
-    budget: int,
+    tuning: Tuning,
 ) -> list[int]:
-    """The best fields, up to ``target`` of them and ``budget`` estimated tokens of lines, with the lists inside a record (a message's files) and the
-    dicts inside a record (its bot_profile) capped, so that the fields of the records themselves
-    are not crowded out by the many fields of what each record holds."""
+    """The best fields, up to ``target`` of them and ``tuning.budget`` estimated tokens of lines,
+    with the lists inside a record (a message's files) and the dicts inside a record (its
+    bot_profile) capped, so that the fields of the records themselves are not crowded out by
+    the many fields of what each record holds. A dict that holds most of a record's fields
+    (Reddit's ``children[0].data``, JSON:API's ``attributes``) is the record's body, not a part."""
     # The record list: the deepest list holding at least half of the candidate fields
     # (messages in a Slack history, Instances in an EC2 answer, not Reservations around them).
     inside: dict[int, int] = {}
@@ -300,11 +301,16 @@ def _spread(
         key=lambda owner: len(nodes[owner].keys) + nodes[owner].path.count("["),
         default=-1,
     )
+    body = _record_body(ranked, nodes, records) if records >= 0 else -1
     if records >= 0:
         # The records' own fields first; what a record holds (its files, its bot_profile) after.
+        envelope = nodes[records].parent  # the object around the records: page, page_size, next
+
         def weight(index: int) -> float:
-            if nodes[index].parent == records:
+            if nodes[index].parent in (records, body):
                 return 1.5
+            if nodes[index].parent == envelope:
+                return tuning.envelope
             return 0.6 if _is_inside(nodes, index, records) else 1.0
 
         order = {index: position for position, index in enumerate(ranked)}
@@ -327,15 +333,16 @@ def _spread(
             and parent != owner
             and "list" not in str(structure[nodes[parent].path].get("type", ""))
             and nodes[parent].parent >= 0
+            and parent != body
         )
-        if sub_object and per_object.get(parent, 0) >= SUB_OBJECT_FIELDS:
+        if sub_object and per_object.get(parent, 0) >= tuning.sub_object:
             continue
         cost = 0.0
         step = index
         while step >= 0 and step not in paid:
             cost += _line_cost(nodes, step, structure)
             step = nodes[step].parent
-        if spent + cost > budget:
+        if spent + cost > tuning.budget:
             continue
         spent += cost
         step = index
@@ -349,6 +356,20 @@ def _spread(
         if len(kept) >= target:
             break
     return kept
+
+
+def _record_body(ranked: list[int], nodes: list[_Node], records: int) -> int:
+    """The dict inside each record that holds at least half of the record's candidate fields, or -1."""
+    per_parent: dict[int, int] = {}
+    total = 0
+    for index in ranked:
+        if nodes[index].list_owner == records:
+            total += 1
+            parent = nodes[index].parent
+            if parent != records:
+                per_parent[parent] = per_parent.get(parent, 0) + 1
+    best = max(per_parent.items(), key=lambda item: item[1], default=(-1, 0))
+    return best[0] if best[1] * 2 >= total and best[1] >= MIN_ITEM_FIELDS else -1
 
 
 def _line_cost(nodes: list[_Node], index: int, structure: Mapping[str, Mapping[str, Any]]) -> float:
@@ -419,7 +440,7 @@ def choose_fields(
         (index for index in indices if scores[index] >= MIN_SCORE), key=lambda index: (-scores[index], index)
     )
     if keep is None:
-        kept = _spread(ranked, nodes, structure, target, scores, tuning.budget)
+        kept = _spread(ranked, nodes, structure, target, scores, tuning)
     else:
         wanted = set(keep)
         kept = [index for index in indices if nodes[index].path in wanted]

@@ -32,6 +32,10 @@ class Tuning(NamedTuple):
     - ``flag``: the score of a boolean the vocabulary does not know (paid, ready, disputed).
     - ``time``: the score of a timestamp (created, created_at, creationTimestamp).
     - ``null_named``: a known name that was always null keeps this share of its score.
+    - ``sub_object``: at most this many fields of a dict inside a list item (a message's
+      bot_profile), so that the item's own fields are not crowded out.
+    - ``envelope``: multiplies the score of a field beside the main list of records (page,
+      page_size, next): the envelope of a list response.
     """
 
     budget: int = 240
@@ -43,6 +47,8 @@ class Tuning(NamedTuple):
     flag: float = 1.5
     time: float = 2.5
     null_named: float = 0.5
+    sub_object: int = 2
+    envelope: float = 1.0
 
 
 DEFAULT_TUNING = Tuning()
