@@ -172,7 +172,9 @@ def objective(scores: Iterable[Score]) -> float:
 
 def grid() -> list[Tuning]:
     names = list(GRID)
-    return [DEFAULT_TUNING._replace(**dict(zip(names, values, strict=True))) for values in itertools.product(*GRID.values())]
+    return [
+        DEFAULT_TUNING._replace(**dict(zip(names, values, strict=True))) for values in itertools.product(*GRID.values())
+    ]
 
 
 def leave_one_out(cases: list[Case]) -> tuple[dict[str, tuple[Score, Tuning]], Tuning]:
@@ -182,9 +184,7 @@ def leave_one_out(cases: list[Case]) -> tuple[dict[str, tuple[Score, Tuning]], T
     families = sorted({case.family for case in cases})
     held: dict[str, tuple[Score, Tuning]] = {}
     for family in families:
-        best = max(
-            range(len(tunings)), key=lambda i: objective(s for f, s in table[i].items() if f != family)
-        )
+        best = max(range(len(tunings)), key=lambda i: objective(s for f, s in table[i].items() if f != family))
         held[family] = (table[best][family], tunings[best])
     overall = max(range(len(tunings)), key=lambda i: objective(table[i].values()))
     return held, tunings[overall]
@@ -216,9 +216,7 @@ def report(cases: list[Case], old: list[Case]) -> list[str]:
     worst_drop = min(held, key=lambda f: rates(held[f][0])[1])
     pooled = sum((s for s, _ in held.values()), ZERO)
     lines.append(_row("**leave-one-API-out, pooled**", pooled))
-    lines.append(
-        f"| **leave-one-API-out, mean of families** | {mean[0]:.1%} | {mean[1]:.1%} | {mean[2]:.1%} | |"
-    )
+    lines.append(f"| **leave-one-API-out, mean of families** | {mean[0]:.1%} | {mean[1]:.1%} | {mean[2]:.1%} | |")
     lines.append(
         f"| worst family | {worst_keep} {rates(held[worst_keep][0])[0]:.1%} | "
         f"{worst_drop} {rates(held[worst_drop][0])[1]:.1%} | | |"
@@ -242,7 +240,7 @@ def llm_report(cases: list[Case]) -> list[str]:
     each request with the file's labelled must-keep fields; litellm's real client sends it."""
     from llm_fake import FakeModel  # benchmarks/llm_fake.py
 
-    from pflow_structure.filtering import FilterOptions, filter_structure, fields_of
+    from pflow_structure.filtering import FilterOptions, fields_of, filter_structure
 
     total = ZERO
     methods: dict[str, int] = {}

@@ -605,7 +605,7 @@ def _rows(
                 f"(g) proxy answer + one `{follow['tool']}` follow-up ({follow['arguments']['field_paths'][0]}, "
                 f"limit {follow['arguments']['limit']}), {entry['server']} {entry['tool']}",
                 f"{both:,} {unit} ({entry['tokens_proxy']:,} + {follow['tokens']:,}); "
-                f"with format=\"auto\": {entry['tokens_proxy'] + follow['tokens_format_auto']:,} "
+                f'with format="auto": {entry["tokens_proxy"] + follow["tokens_format_auto"]:,} '
                 f"({entry['tokens_proxy']:,} + {follow['tokens_format_auto']:,})",
                 "none",
                 None,

@@ -128,7 +128,7 @@ class FieldStats:
             prefix = self.prefix
             if prefix and not value.startswith(prefix):
                 cut = 0
-                for a, b in zip(prefix, value):
+                for a, b in zip(prefix, value, strict=False):
                     if a != b:
                         break
                     cut += 1
@@ -208,7 +208,7 @@ class FieldStats:
 
 def _common_prefix(a: str, b: str) -> str:
     cut = 0
-    for x, y in zip(a, b):
+    for x, y in zip(a, b, strict=False):
         if x != y:
             break
         cut += 1

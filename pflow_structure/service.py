@@ -33,8 +33,8 @@ def registry_run(
     A structure of more than 50 fields is filtered (see :mod:`pflow_structure.filtering`):
     then ``filter``, ``hidden_fields`` and ``filter_note`` say what happened, and ``hidden``
     names what is not shown (object path → its hidden key names, see
-    :mod:`pflow_structure.filtering.hidden`); ``all_fields`` lists everything. Raises :class:`NodeNotFoundError` or :class:`NodeExecutionError`
-    (nothing cached).
+    :mod:`pflow_structure.filtering.hidden`); ``all_fields`` lists everything. Raises
+    :class:`NodeNotFoundError` or :class:`NodeExecutionError` (nothing cached).
     """
     settings = settings or Settings.from_env()
     cache = cache or settings.cache()

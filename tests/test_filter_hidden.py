@@ -172,7 +172,9 @@ def test_the_proxy_answer_carries_the_hidden_names(tmp_path: Path) -> None:
         return store_outputs(f"mcp:{tool}", arguments, {"result": value}, settings=settings)
 
     text = json.dumps(pod)
-    shaped = shape_result("get_pod", {}, {"content": [{"type": "text", "text": text}]}, budget=50, count=count_tokens, store=store)
+    shaped = shape_result(
+        "get_pod", {}, {"content": [{"type": "text", "text": text}]}, budget=50, count=count_tokens, store=store
+    )
     answer = shaped.result["structuredContent"]
     assert shaped.kind == "cached"
     assert answer["hidden"]["result"] == {"names": ["apiVersion", "kind"]}

@@ -18,7 +18,7 @@ from typing import Any, NamedTuple
 
 from pflow_structure.errors import PathSyntaxError
 from pflow_structure.field_stats import FieldSignals
-from pflow_structure.filtering import DEFAULT_TARGET  # the package holds the options; this module the logic
+from pflow_structure.filtering import DEFAULT_TARGET, vocabulary  # the package holds the options; this module the logic
 from pflow_structure.filtering.signals import DEFAULT_TUNING, Tuning, adjust
 from pflow_structure.paths import parse_path
 
@@ -27,58 +27,7 @@ MAX_ITEM_FIELDS = 5  # and the shape top-up adds no more than this many per list
 
 _CONTAINERS = frozenset({"dict", "list"})
 
-# Names (lower case, with "-" as "_") that carry what a response is about.
-_BUSINESS = {
-    "title": 10, "name": 9, "body": 9, "description": 8, "text": 9, "message": 9, "summary": 9, "subject": 8,
-    "content": 8, "state": 8, "status": 8, "login": 7, "display_name": 8, "real_name": 7, "full_name": 7,
-    "username": 7, "user_name": 7, "email": 1.5, "label": 6, "labels": 6, "tags": 5, "topic": 6, "question": 7,
-    "answer": 7, "comment": 7, "comments": 5, "number": 6, "key": 2, "value": 5, "version": 6, "type": 4,
-    "ref": 5, "branch": 5, "default_branch": 4, "http_method": 5, "method": 4, "base_url": 3, "fork": 3,
-    "draft": 4, "merged": 4, "yanked": 3, "deprecated": 4, "user": 4, "latest": 5, "availability_zone": 4,
-    "zone": 4, "reply_count": 4, "upload_time": 2, "additions": 3, "deletions": 3, "changes": 3,
-    "priority": 6, "severity": 6, "phase": 6, "reason": 6, "amount": 7, "price": 7, "total": 6, "currency": 5,
-    "size": 4, "score": 5, "rating": 5, "language": 4, "license": 4, "author": 6, "owner": 4, "assignee": 5,
-    "channel": 5, "repo": 5, "repository": 5, "filename": 6, "path": 4, "query": 5, "snippet": 7, "excerpt": 7,
-    "headline": 8, "caption": 6, "note": 6, "notes": 6, "plain_text": 9, "markdown": 7, "role": 5,
-    "keywords": 5, "summary_text": 8, "conclusion": 7, "result": 5, "count": 5, "replicas": 5, "image": 4,
-    "instance_type": 5, "region": 4, "namespace": 4, "stars": 5, "stargazers_count": 5, "forks_count": 4,
-    "open_issues_count": 4, "downloads": 5, "requires_python": 4, "homepage": 1, "ready": 5, "paid": 5,
-    "action": 6, "event": 5, "ip": 4, "quantity": 6, "replicas": 5, "restarts": 5, "customer": 5,
-}  # fmt: skip
-# Names that are never what a question is about.
-_NOISE_NAMES = frozenset(
-    {
-        "url", "uri", "href", "link", "links", "self", "etag", "sha", "hash", "checksum", "digest", "node_id",
-        "gravatar_id", "uid", "uuid", "guid", "selflink", "resourceversion", "apiversion", "kind",
-        "generation", "md5", "md5_digest", "sha256", "sha256_digest", "blake2b_256_digest",
-        "color", "colour", "icon", "icon_url", "avatar", "avatar_url", "thumbnail", "image_url", "permalink",
-        "slug", "arn", "cursor", "next_cursor", "page_token", "next_page_token", "nextpagetoken", "request_id",
-        "requestid", "trace_id", "event_ts", "client_msg_id", "team", "team_id", "app_id", "bot_id",
-        "site_admin", "default", "locked", "is_bot", "deleted", "has_more", "ok", "signature", "integrity",
-        "shasum", "tarball", "fingerprint", "managedfields", "annotations", "ownerreferences", "finalizers",
-        "object", "has_children", "archived", "in_trash", "is_inline", "emoji", "external", "file", "fields",
-        "response_metadata", "pagination", "_links", "_meta", "_embedded", "schema", "resource_type",
-    }
-)  # fmt: skip
-_NOISE_SUFFIXES = (
-    "_url", "_uri", "_href", "_link", "_links", "_id", "_ids", "_sha", "_hash", "_token", "_etag", "_path", "_arn",
-)  # fmt: skip
-_TIME_SUFFIXES = ("_at", "_on", "_time", "_timestamp", "_date", "timestamp", "_ts")
-_TIME_NAMES = frozenset(
-    {"created", "updated", "modified", "date", "time", "timestamp", "last_edited_time", "ts", "thread_ts"}
-)
-# A key ending like a business name reads like it: record_state, repository_name, group_name.
-_BUSINESS_SUFFIXES = ("_state", "_status", "_name", "_title", "_description", "_message", "_summary", "_type")
 MIN_SCORE = 1.0  # a field must score at least this to be shown
-_NOISE_SEGMENTS = frozenset(
-    {"_links", "links", "_meta", "response_metadata", "pagination", "managedfields", "annotations",
-     "icon", "cover", "permissions", "created_by",
-     "last_edited_by", "dist", "signatures", "sub_issues_summary", "verification", "list_limits", "prefs",
-     "badges", "parameters", "schemas"}
-)  # fmt: skip
-# Names compared without "_" too: apiVersion is normalised to api_version, listed as apiversion.
-_NOISE_SQUASHED = frozenset(name.replace("_", "") for name in _NOISE_NAMES)
-_NOISE_SEGMENTS_SQUASHED = frozenset(name.replace("_", "") for name in _NOISE_SEGMENTS)
 _SEPARATOR = re.compile(r"[.\[]")
 _SIZED_VARIANT = re.compile(r"(?:image|thumb|icon|avatar)_\d+(?:_\w+)?\Z")  # image_24, thumb_360_w
 _CAMEL = re.compile(r"(?<=[a-z0-9])(?=[A-Z])")
@@ -144,10 +93,8 @@ def _nodes(structure: Mapping[str, Mapping[str, Any]]) -> list[_Node]:
         else:
             above = nodes[parent]
             suffix = path[len(above.path) :]
-            if '"' in suffix or "'" in suffix:
-                keys = _suffix_keys(path)
-            else:
-                keys = above.keys + _suffix_keys(suffix)
+            quoted = '"' in suffix or "'" in suffix
+            keys = _suffix_keys(path) if quoted else above.keys + _suffix_keys(suffix)
             noisy = above.noisy_above or (bool(above.keys) and _is_noise_segment(above.keys[-1]))
             parent_entry = structure[above.path]
             owner = parent if "list" in str(parent_entry.get("type", "")) else above.list_owner
@@ -165,7 +112,7 @@ def _suffix_keys(suffix: str) -> tuple[str, ...]:
 
 @lru_cache(maxsize=8192)
 def _is_noise_segment(key: str) -> bool:
-    return key.replace("_", "") in _NOISE_SEGMENTS_SQUASHED
+    return key.replace("_", "") in vocabulary.NOISE_SEGMENTS_SQUASHED
 
 
 def _is_below(path: str, parent: str) -> bool:
@@ -201,7 +148,7 @@ def score_field(
     """Above zero: worth showing; zero or below: noise. Uses the path's keys, the entry's statistics
     and, when given, the inference's signals for the path."""
     keys = tuple(normalise(key) for key in _key_segments(path))
-    noisy = any(key.replace("_", "") in _NOISE_SEGMENTS_SQUASHED for key in keys[:-1])
+    noisy = any(key.replace("_", "") in vocabulary.NOISE_SEGMENTS_SQUASHED for key in keys[:-1])
     return _score(keys, noisy, entry, signals, tuning)
 
 
@@ -217,7 +164,7 @@ def _score(
     name = keys[-1]
     types = set(str(entry.get("type", "")).split("|"))
     kinds = types - {"null"}
-    business = float(_BUSINESS.get(name, 0))
+    business = float(vocabulary.BUSINESS.get(name, 0))
     if not kinds:  # always null: nothing to read here, though a named field may hold something elsewhere
         return business * tuning.null_named if business else -5.0
     if "str" in kinds and entry.get("avg_length") == 0 and len(kinds) == 1 and not business:
@@ -226,24 +173,24 @@ def _score(
     if business:
         pass  # named as a business field (base_url, display_name): its score stands
     elif (
-        name.replace("_", "") in _NOISE_SQUASHED
-        or name.endswith(_NOISE_SUFFIXES)
+        name.replace("_", "") in vocabulary.NOISE_SQUASHED
+        or name.endswith(vocabulary.NOISE_SUFFIXES)
         or name == "id"
         or name.startswith("_")
         or _SIZED_VARIANT.match(name)
     ):
         score = min(score, 0) - 6
-    elif name.endswith(("_html", "_text")) and name not in _BUSINESS:
+    elif name.endswith(("_html", "_text")) and name not in vocabulary.BUSINESS:
         score = -2  # body_html, body_text: other renderings of a field listed beside them
-    elif name.endswith(_TIME_SUFFIXES) or name in _TIME_NAMES:
+    elif name.endswith(vocabulary.TIME_SUFFIXES) or name in vocabulary.TIME_NAMES:
         score = tuning.time  # below business fields: a time matters for some questions, not most
     elif not score:
-        suffix = next((part for part in _BUSINESS_SUFFIXES if name.endswith(part)), None)
+        suffix = next((part for part in vocabulary.BUSINESS_SUFFIXES if name.endswith(part)), None)
         last = name.rpartition("_")[2]
         if suffix is not None and "str" in kinds:
-            score = _BUSINESS[suffix[1:]] * (0.3 if suffix == "_type" else 0.7)
-        elif last != name and last in _BUSINESS:
-            score = _BUSINESS[last] * 0.6  # ready_replicas, restart_count read like their last word
+            score = vocabulary.BUSINESS[suffix[1:]] * (0.3 if suffix == "_type" else 0.7)
+        elif last != name and last in vocabulary.BUSINESS:
+            score = vocabulary.BUSINESS[last] * 0.6  # ready_replicas, restart_count read like their last word
         elif name.endswith(("_count", "_total", "count", "total")) and kinds & {"int", "float"}:
             score = 4
         elif name.startswith(("is_", "has_", "can_", "allow_")):
@@ -431,7 +378,11 @@ def choose_fields(
     found = signals or {}
     scores = {
         index: _score(
-            nodes[index].keys, nodes[index].noisy_above, structure[nodes[index].path], found.get(nodes[index].path), tuning
+            nodes[index].keys,
+            nodes[index].noisy_above,
+            structure[nodes[index].path],
+            found.get(nodes[index].path),
+            tuning,
         )
         for index in indices
     }

@@ -2,9 +2,9 @@
 
 A filtered structure lists the fields worth showing; this says, for every object that is
 shown, the names of its keys that are not, and for every hidden container directly inside a
-top-level object (``result``, ``result[0]``), one entry with its own key names. Keyed by *object path* (the path whose keys
-the names are: ``result[0]`` for the items of the list ``result``), so ``OBJECT.NAME`` is a
-path that reads back::
+top-level object (``result``, ``result[0]``), one entry with its own key names. Keyed by
+*object path* (the path whose keys the names are: ``result[0]`` for the items of the list
+``result``), so ``OBJECT.NAME`` is a path that reads back::
 
     {"result": {"names": ["kind", "apiVersion"]},
      "result.metadata": {"type": "dict", "names": ["name", "namespace", "labels"], "more": 8}}

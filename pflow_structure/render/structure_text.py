@@ -88,7 +88,7 @@ def tree_lines(
 
     def close(path: str) -> None:
         for obj, entry in anchored.pop(path, []):
-            lines.append("  " * (len(stack) + 2) + f"{obj[len(path):]} {describe_hidden(entry)}".lstrip(" "))
+            lines.append("  " * (len(stack) + 2) + f"{obj[len(path) :]} {describe_hidden(entry)}".lstrip(" "))
 
     for path, entry in structure.items():
         while stack and not _extends(path, stack[-1]):
