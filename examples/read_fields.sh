@@ -7,5 +7,6 @@ echo "execution id: $id"
 pflow_structure read-fields "$id" 'result[0].title' 'result[0].user.login'
 pflow_structure read-fields "$id" 'result[*].number' --limit 5 --offset 10
 pflow_structure read-fields "$id" "result[?(@.state=='open')].title" --limit 3
-pflow_structure read-fields "$id" 'result[0].titel'   # a typo: null, with the reason and a suggestion
+# A typo: null, with the reason and a suggestion; exit code 1 because no path found a value.
+pflow_structure read-fields "$id" 'result[0].titel' || echo "exit code $?: no path found a value"
 pflow_structure read-fields "$id" 'result[0].labels' --json

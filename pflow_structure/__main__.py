@@ -1,5 +1,5 @@
 """``python -m pflow_structure``: the same as the ``pflow-structure`` command."""
 
-from pflow_structure.cli_fast import main
+from pflow_structure.cli.entry import main
 
 main()

@@ -416,7 +416,7 @@ def test_read_fields_missing_key_prints_null_with_reason_and_suggestions() -> No
     execution_id = run_issues()
     outcome = invoke("read-fields", execution_id, "result[0].titel")
     assert (outcome.exit_code, outcome.stdout) == (
-        0,
+        1,
         "result[0].titel: null  # result[0].titel: no key 'titel' here. "
         "Did you mean result[0].title, result[0].state?\n",
     )

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from pflow_structure.failure_log import MAX_ERROR_CHARS, append_failure, failure_record, read_failures
+from pflow_structure.render.failure_log import MAX_ERROR_CHARS, append_failure, failure_record, read_failures
 from pflow_structure.settings import ENV_FAILURE_LOG, Settings
 
 REPO = Path(__file__).resolve().parent.parent
@@ -152,7 +152,7 @@ def test_appends_from_threads_are_whole_lines(tmp_path: Path) -> None:
 WRITER = """
 import sys, time
 from pathlib import Path
-from pflow_structure.failure_log import append_failure, failure_record
+from pflow_structure.render.failure_log import append_failure, failure_record
 log, go, n = Path(sys.argv[1]), Path(sys.argv[2]), int(sys.argv[3])
 while not go.exists():
     time.sleep(0.001)

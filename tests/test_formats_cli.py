@@ -11,9 +11,9 @@ import pytest
 from click.testing import CliRunner
 
 from pflow_structure.cli import main
-from pflow_structure.failure_log import read_failures
 from pflow_structure.mcp.answers import shape_result
 from pflow_structure.render.auto import render_as, render_auto
+from pflow_structure.render.failure_log import read_failures
 from pflow_structure.render.lines import render_lines
 from pflow_structure.render.tokens import count_tokens
 from pflow_structure.service import registry_run

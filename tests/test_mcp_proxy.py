@@ -20,7 +20,7 @@ from typing import Any
 
 import pytest
 
-from pflow_structure.failure_log import read_failures
+from pflow_structure.render.failure_log import read_failures
 from tests.conftest import REPO
 
 NPM_INSTALL = (

@@ -12,9 +12,9 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from pflow_structure.failure_log import read_failures
 from pflow_structure.render import auto
 from pflow_structure.render.auto import compact_json, render_auto, render_auto_text
+from pflow_structure.render.failure_log import read_failures
 from pflow_structure.render.metrics import format_stats, measure_format, run_stats, savings_percent, stats_dict
 from pflow_structure.render.tokens import count_tokens
 from tests.conftest import corpus_files

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import click
 
-from pflow_structure.cli import CONTEXT_SETTINGS, _echo_json, _fails_cleanly, _settings, main
+from pflow_structure.cli.common import CONTEXT_SETTINGS, _echo_json, _fails_cleanly, _settings, main
 
 
 @main.group(context_settings=CONTEXT_SETTINGS)

@@ -1,7 +1,7 @@
 """``pflow-structure nodes`` (discovery, then ``--describe`` for planning) and
 ``pflow-structure workflows list|show|save|delete`` (the saved-workflow store).
 
-Both call :mod:`pflow_structure.service_discovery`, as the MCP tools ``list_nodes`` and
+Both call :mod:`pflow_structure.service.discovery`, as the MCP tools ``list_nodes`` and
 ``describe_nodes`` do. Warnings (a pflow registry or a workflow file that cannot be read) go
 to stderr; the listing still prints.
 """
@@ -14,7 +14,7 @@ from typing import Any
 
 import click
 
-from pflow_structure.cli import (
+from pflow_structure.cli.common import (
     CONTEXT_SETTINGS,
     ClosedInput,
     _echo_json,
@@ -24,7 +24,7 @@ from pflow_structure.cli import (
     _settings,
     main,
 )
-from pflow_structure.cli_fast import safe_text
+from pflow_structure.render.output_text import safe_text
 
 NARROW_HINT = (
     "Run `pflow-structure nodes --markdown --query WORDS` (found in names and descriptions) or add "
@@ -111,7 +111,7 @@ def nodes(
             raise click.UsageError("--query and --kind narrow the list; leave them out with --describe or --workflow.")
         _print_planning(ctx, node_ids, workflow_names, as_json)
         return
-    from pflow_structure.service_discovery import discover
+    from pflow_structure.service.discovery import discover
 
     found = discover(_settings(ctx), query=query, kind=kind, narrow_hint=NARROW_HINT)
     _warn(found["warnings"])
@@ -140,7 +140,7 @@ def _discovery_lines(found: dict[str, Any]) -> list[str]:
 
 def _print_planning(ctx: click.Context, node_ids: Sequence[str], workflow_names: Sequence[str], as_json: bool) -> None:
     """The planning context; an unknown name exits 1 with the error and its close matches on stderr."""
-    from pflow_structure.service_discovery import describe
+    from pflow_structure.service.discovery import describe
 
     planned = describe(_settings(ctx), node_ids, workflow_names)
     _warn(planned["warnings"])
@@ -169,7 +169,7 @@ def workflows() -> None:
 def workflows_list(ctx: click.Context, as_json: bool) -> None:
     """List saved workflows: name and description."""
     from pflow_structure.discovery.interface import first_line
-    from pflow_structure.service_discovery import list_workflows
+    from pflow_structure.service.discovery import list_workflows
 
     listed = list_workflows(_settings(ctx))
     _warn(listed["warnings"])
@@ -189,7 +189,7 @@ def workflows_list(ctx: click.Context, as_json: bool) -> None:
 @_fails_cleanly
 def workflows_show(ctx: click.Context, name: str, as_json: bool) -> None:
     """Show saved workflow NAME: description, inputs, outputs, nodes, version."""
-    from pflow_structure.service_discovery import show_workflow
+    from pflow_structure.service.discovery import show_workflow
 
     shown = show_workflow(_settings(ctx), name)
     _warn(shown["warnings"])
@@ -212,7 +212,7 @@ def workflows_save(ctx: click.Context, name: str, file: str, description: str, t
     FILE holds a workflow IR ({"nodes": [{"id", "type", ...}], "edges": [...], ...}) or a
     saved workflow record, whose "ir" is taken.
     """
-    from pflow_structure.service_discovery import save_workflow_text
+    from pflow_structure.service.discovery import save_workflow_text
 
     where = "stdin" if file == "-" else file
     saved = save_workflow_text(_settings(ctx), name, _read_input(file), description, where=where, tags=tags)
@@ -248,7 +248,7 @@ def _read_input(file: str) -> bytes:
 @_fails_cleanly
 def workflows_delete(ctx: click.Context, name: str, yes: bool) -> None:
     """Delete saved workflow NAME."""
-    from pflow_structure.service_discovery import delete_saved_workflow, saved_workflow_path
+    from pflow_structure.service.discovery import delete_saved_workflow, saved_workflow_path
 
     settings = _settings(ctx)
     path = saved_workflow_path(settings, name)  # refuses unsafe names and missing workflows before asking

@@ -7,7 +7,7 @@ from typing import Any
 
 import click
 
-from pflow_structure.cli import (
+from pflow_structure.cli.common import (
     CONTEXT_SETTINGS,
     ClosedInput,
     _echo_json,

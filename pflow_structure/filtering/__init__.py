@@ -11,30 +11,19 @@ the cache, readable with ``read_fields``. Core: the adapter reads the environmen
 from __future__ import annotations
 
 from collections.abc import Mapping
-from pathlib import Path
 from typing import TYPE_CHECKING, Any, NamedTuple
+
+from pflow_structure.filtering.options import (
+    DEFAULT_TARGET,
+    DEFAULT_THRESHOLD,
+    DEFAULT_TIMEOUT,
+    MODES,
+    FilterOptions,
+)
 
 if TYPE_CHECKING:
     from pflow_structure.field_stats import FieldSignals
     from pflow_structure.filtering.heuristic import FieldChoice
-
-MODES = ("auto", "llm", "heuristic", "off")
-DEFAULT_TARGET = 40
-DEFAULT_THRESHOLD = 50
-DEFAULT_TIMEOUT = 2.0
-
-
-class FilterOptions(NamedTuple):
-    """How to filter; built by the adapter (``Settings.from_env``)."""
-
-    mode: str = "auto"
-    threshold: int = DEFAULT_THRESHOLD
-    target: int = DEFAULT_TARGET
-    model: str = ""  # "" means the LLM module's default
-    keys_set: frozenset[str] = frozenset()  # names of the *_API_KEY variables that are set
-    timeout: float = DEFAULT_TIMEOUT
-    api_base: str | None = None
-    decisions_dir: Path | None = None
 
 
 class FilterOutcome(NamedTuple):
@@ -167,6 +156,7 @@ def __getattr__(name: str) -> Any:
 __all__ = [
     "DEFAULT_TARGET",
     "DEFAULT_THRESHOLD",
+    "DEFAULT_TIMEOUT",
     "MODES",
     "FieldChoice",
     "FilterOptions",

@@ -18,7 +18,8 @@ from typing import Any, NamedTuple
 
 from pflow_structure.errors import PathSyntaxError
 from pflow_structure.field_stats import FieldSignals
-from pflow_structure.filtering import DEFAULT_TARGET, vocabulary  # the package holds the options; this module the logic
+from pflow_structure.filtering import vocabulary
+from pflow_structure.filtering.options import DEFAULT_TARGET
 from pflow_structure.filtering.signals import DEFAULT_TUNING, Tuning, adjust
 from pflow_structure.paths import parse_path
 

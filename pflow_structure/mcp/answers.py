@@ -48,7 +48,7 @@ class Shaped(NamedTuple):
 
 def _compact(value: Any) -> str:
     """Compact JSON as ``read-fields --json`` writes it (a lone surrogate escaped, so it stays UTF-8)."""
-    from pflow_structure.jsontext import format_json
+    from pflow_structure.render.output_text import format_json
 
     return format_json(value, compact=True)
 

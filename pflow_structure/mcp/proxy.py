@@ -29,8 +29,8 @@ from typing import Any
 import anyio
 
 from pflow_structure.errors import ParameterError, StructureError
-from pflow_structure.failure_log import append_failure, failure_record
 from pflow_structure.mcp.answers import DEFAULT_BUDGET, shape_result
+from pflow_structure.render.failure_log import append_failure, failure_record
 from pflow_structure.render.fields_text import READ_FORMAT_DESCRIPTION, READ_FORMATS
 from pflow_structure.settings import Settings
 

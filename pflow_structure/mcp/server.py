@@ -113,7 +113,7 @@ def build_server(settings: Settings | None = None, *, host: str = "127.0.0.1") -
         cut, call again with query or kind to see the rest. registry_run runs the nodes whose source
         is not "pflow"; pflow's nodes are listed for pflow workflows.
         """
-        from pflow_structure.service_discovery import discover
+        from pflow_structure.service.discovery import discover
 
         answer: CallToolResult = await answer_with_context(
             lambda: discover(settings or Settings.from_env(), query=query, kind=kind)
@@ -130,7 +130,7 @@ def build_server(settings: Settings | None = None, *, host: str = "127.0.0.1") -
     ) -> CallToolResult:
         """Full interfaces of the chosen nodes and workflows (phase 2): inputs, outputs with their nested
         structure, parameters and actions. An unknown name is an error listing close matches."""
-        from pflow_structure.service_discovery import describe
+        from pflow_structure.service.discovery import describe
 
         answer: CallToolResult = await answer_with_context(
             lambda: describe(settings or Settings.from_env(), list(node_ids), list(workflow_names or []))
@@ -223,7 +223,7 @@ def _quietly(call: Callable[[], Any]) -> Any:
 
 def compact_json(value: Any) -> str:
     """Compact JSON, encoded as ``read-fields --json`` encodes (bytes as base64, surrogates escaped)."""
-    from pflow_structure.cli_fast import format_json
+    from pflow_structure.render.output_text import format_json
 
     return format_json(value, compact=True)
 

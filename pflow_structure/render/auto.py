@@ -21,10 +21,10 @@ from pathlib import Path
 from typing import Any, NamedTuple
 
 from pflow_structure.errors import NotRepresentable
-from pflow_structure.failure_log import append_failure, failure_record
-from pflow_structure.jsontext import format_json
+from pflow_structure.render.failure_log import append_failure, failure_record
 from pflow_structure.render.lines import render_lines
 from pflow_structure.render.outline import OutlineFields, parse_outline, render_outline
+from pflow_structure.render.output_text import format_json
 from pflow_structure.render.tables import parse_markdown_table, parse_toon, render_markdown_table
 from pflow_structure.render.tables import render_toon as _render_toon
 from pflow_structure.render.tokens import count_tokens

@@ -20,8 +20,8 @@ import time
 from collections.abc import Callable, Sequence
 from typing import Any, NamedTuple
 
-from pflow_structure.jsontext import format_json
 from pflow_structure.render.auto import compact_json
+from pflow_structure.render.output_text import format_json
 from pflow_structure.render.tokens import ENCODING, count_tokens, method
 
 REVIEW_BELOW_PERCENT = 25.0

@@ -49,10 +49,10 @@ def describe_entry(entry: Mapping[str, Any], *, short: bool = False) -> str:
         if "min_length" in entry:
             parts.append(f"{entry['min_length']}-{entry['max_length']} items, avg {_number(entry['length'])}")
         else:
-            parts.append(f"{entry['length']} items")
+            parts.append(counted(entry["length"], "item"))
     names = entry.get("key_names")
     if entry.get("dynamic_keys") and not names:
-        parts.append(f"{entry.get('keys', '?')} dynamic keys")
+        parts.append(counted(entry.get("keys", "?"), "dynamic key"))
     if "present" in entry:
         parts.append(f"in {entry['present']} of {entry['of']}")
     if "same_as" in entry:
@@ -61,8 +61,13 @@ def describe_entry(entry: Mapping[str, Any], *, short: bool = False) -> str:
         parts.append("deeper levels not shown")
     if entry.get("dynamic_keys") and names:  # last: the names run to the end of the line
         more = ", …" if len(names) < entry.get("keys", 0) else ""
-        parts.append(f"{entry.get('keys', '?')} keys: " + ", ".join(_key_name(str(n)) for n in names) + more)
+        parts.append(counted(entry.get("keys", "?"), "key") + ": " + ", ".join(_key_name(str(n)) for n in names) + more)
     return ", ".join(parts)
+
+
+def counted(count: Any, noun: str) -> str:
+    """``1 item``, ``2 items``, ``? items``: the noun agrees with the count."""
+    return f"{count} {noun}" if count == 1 else f"{count} {noun}s"
 
 
 def describe_hidden(entry: Mapping[str, Any]) -> str:

@@ -40,6 +40,8 @@ from collections.abc import Callable
 from typing import Any
 
 from pflow_structure.errors import ParameterError, PflowVersionError
+from pflow_structure.integrations.pflow.active import current_settings as current_settings  # re-exported
+from pflow_structure.integrations.pflow.active import set_override, settings_override
 from pflow_structure.settings import Settings
 
 SUPPORTED_RANGE = ((0, 8), (0, 10))
@@ -47,7 +49,6 @@ SUPPORTED_TEXT = "pflow-cli 0.8.x to 0.10.x"
 INSTALL_HINT = "pip install 'pflow-cli>=0.8,<0.11' 'mcp<2'"
 
 _ORIGINALS: list[tuple[Any, str, Any]] = []
-_settings_override: Settings | None = None
 
 
 # -- version ---------------------------------------------------------------------------------
@@ -89,9 +90,8 @@ def installed() -> bool:
 
 def install(settings: Settings | None = None) -> None:
     """Patch the installed pflow-cli (once; a second call only updates ``settings``)."""
-    global _settings_override
     check_version()
-    _settings_override = settings
+    set_override(settings)
     if _ORIGINALS:
         return
     import pflow.cli.read_fields as read_fields_cli
@@ -162,11 +162,6 @@ def _patch(owner: Any, name: str, replacement: Any) -> None:
     setattr(owner, name, replacement)
 
 
-def current_settings() -> Settings:
-    """The settings install() was given, else the environment's (read at each call)."""
-    return _settings_override or Settings.from_env()
-
-
 def run_pflow(argv: list[str], settings: Settings | None = None) -> None:
     """Run pflow's own CLI (``pflow ARGS...``) with the plugin installed."""
     install(settings)
@@ -205,7 +200,7 @@ def _compiler_hook(original: Callable[..., Any], compilation_error: Callable[...
             # Right inside the instrumented wrapper: what gets cached is shared[node_id] as the
             # namespace (and batch) wrappers leave it, the same dict downstream templates read.
             node.inner_node = StructureOnlyNodeWrapper(
-                node.inner_node, node_id, node_type=node_type, namespace=False, settings=_settings_override
+                node.inner_node, node_id, node_type=node_type, namespace=False, settings=settings_override()
             )
         return node
 

@@ -9,7 +9,7 @@ from collections.abc import Callable
 from typing import Any
 
 from pflow_structure.errors import ExecutionExpiredError, ExecutionNotFoundError, InvalidExecutionIdError
-from pflow_structure.integrations.pflow import current_settings
+from pflow_structure.integrations.pflow.active import current_settings
 from pflow_structure.integrations.pflow.templates import pflow_segments, pflow_split
 
 # Structure dicts of `registry run` executions, from the cache's store() to the formatter that
@@ -21,8 +21,8 @@ _ANNOUNCED_LOCK = threading.Lock()  # pflow's MCP server runs tools in threads
 
 def cache_class_for(pflow_cache: type) -> type:
     """pflow's ExecutionCache with our store: same method names, our ids, files and TTL."""
-    from pflow_structure.binary import restore_binary
     from pflow_structure.cache.ids import new_execution_id
+    from pflow_structure.encoding.binary import restore_binary
 
     class StructureExecutionCache(pflow_cache):  # type: ignore[misc]
         @staticmethod

@@ -1,4 +1,4 @@
-"""The ``pflow-structure`` entry point, with a click-free path for ``read-fields``.
+"""The ``pflow-structure`` console entry point, with a click-free path for ``read-fields``.
 
 Agents call ``read-fields`` far more often than anything else, and importing click costs
 about as much as the rest of the command (40-70 ms here). This module reads the plain forms
@@ -8,8 +8,9 @@ of that one command itself::
 
 and hands everything else (help, any other command, anything unusual such as ``--``, a
 bad number or an unknown option) to the click CLI in :mod:`pflow_structure.cli`, which owns
-help texts and usage errors. Both paths print through the functions below, and a test
-checks that they give the same output, errors and exit codes.
+help texts and usage errors. Both paths print through
+:func:`pflow_structure.cli.read_fields.read_fields_output`, and a test checks that they give
+the same output, errors and exit codes.
 """
 
 from __future__ import annotations
@@ -17,27 +18,15 @@ from __future__ import annotations
 import re
 import sys
 from collections.abc import Sequence
-from typing import Any, NamedTuple
+from typing import Any
 
-from pflow_structure.jsontext import format_json
+from pflow_structure.cli.read_fields import ReadFieldsArgs, read_fields_output
 from pflow_structure.render.fields_text import READ_FORMATS
+from pflow_structure.render.output_text import safe_text
 
-__all__ = ["ReadFieldsArgs", "format_json", "main", "read_fields_output", "safe_text", "write_text"]
+__all__ = ["main", "parse_read_fields", "run_read_fields", "write_text"]
 
 _NUMBER = re.compile(r"[0-9]+")
-TEXT_MAX_ITEMS = 20
-
-
-class ReadFieldsArgs(NamedTuple):
-    """The arguments of one ``read-fields`` call."""
-
-    execution_id: str
-    paths: list[str]
-    as_json: bool = False
-    limit: int | None = None
-    offset: int = 0
-    cache_dir: str | None = None
-    format: str = "text"
 
 
 def main() -> None:
@@ -45,7 +34,7 @@ def main() -> None:
     args = parse_read_fields(sys.argv[1:])
     if args is not None and _cache_dir_is_usable(args.cache_dir):
         sys.exit(_run_like_click(args))
-    from pflow_structure.cli import main as click_main
+    from pflow_structure.cli.app import main as click_main
 
     click_main(prog_name="pflow-structure")
 
@@ -132,37 +121,15 @@ def run_read_fields(args: ReadFieldsArgs) -> int:
     from pflow_structure.errors import StructureError
 
     try:
-        stdout, notes = read_fields_output(args)
+        output = read_fields_output(args)
     except StructureError as exc:
         write_text(f"Error: {exc}", err=True)
         return 1
-    if stdout:
-        write_text(stdout)
-    for note in notes:
+    if output.stdout:
+        write_text(output.stdout)
+    for note in output.notes:
         write_text(note, err=True)
-    return 0
-
-
-def read_fields_output(args: ReadFieldsArgs) -> tuple[str, list[str]]:
-    """What ``read-fields`` prints: the text (or JSON) for stdout and notes for stderr."""
-    from pflow_structure.service import read_fields_text
-    from pflow_structure.settings import Settings
-
-    # An explicit --limit is shown in full; without one, text shows the first 20 items.
-    return read_fields_text(
-        args.execution_id,
-        args.paths,
-        "json" if args.as_json else args.format,
-        limit=args.limit,
-        offset=args.offset,
-        max_items=None if args.limit is not None else TEXT_MAX_ITEMS,
-        settings=Settings.from_env(cache_dir=args.cache_dir),
-    )
-
-
-def safe_text(text: str) -> str:
-    """A lone surrogate (from a non-UTF-8 key or value) shown escaped instead of crashing the print."""
-    return text.encode("utf-8", "backslashreplace").decode("utf-8")
+    return output.exit_code
 
 
 def write_text(text: str, *, err: bool = False) -> None:

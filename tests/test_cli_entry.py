@@ -1,7 +1,7 @@
 """The click-free read-fields path prints exactly what the click command prints.
 
 ``pflow-structure read-fields`` is what agents call most, so the console script reads its
-plain forms without importing click (pflow_structure.cli_fast); anything else goes to click.
+plain forms without importing click (pflow_structure.cli.entry); anything else goes to click.
 """
 
 from __future__ import annotations
@@ -13,7 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from pflow_structure.cli_fast import ReadFieldsArgs, parse_read_fields, run_read_fields
+from pflow_structure.cli.entry import parse_read_fields, run_read_fields
+from pflow_structure.cli.read_fields import ReadFieldsArgs
 from tests.test_cli import invoke, run_issues
 
 EXAMPLE_ID = "exec-1763463202-0cd0c8fe"
@@ -99,7 +100,7 @@ def test_the_console_script_reads_fields_without_importing_click(isolated_cache:
     execution_id = run_issues()
     code = (
         "import sys; sys.argv = ['pflow-structure', 'read-fields', sys.argv[1], 'result[0].number'];"
-        "from pflow_structure.cli_fast import main\n"
+        "from pflow_structure.cli.entry import main\n"
         "try:\n    main()\nexcept SystemExit as exit:\n"
         "    print('click' in sys.modules, exit.code, file=sys.stderr)"
     )
@@ -123,7 +124,7 @@ def test_python_dash_m_uses_the_same_entry_point(isolated_cache: Path) -> None:
 
 
 def test_a_cache_dir_that_is_a_file_is_left_to_click(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    from pflow_structure.cli_fast import _cache_dir_is_usable
+    from pflow_structure.cli.entry import _cache_dir_is_usable
 
     a_file = tmp_path / "file"
     a_file.write_text("x")
@@ -143,24 +144,56 @@ def test_a_cache_dir_that_is_a_file_is_left_to_click(tmp_path: Path, monkeypatch
 
 def test_a_closed_pipe_ends_quietly(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
     """`read-fields ... | head`: the reader went away; exit 1 without a traceback, as click does."""
-    from pflow_structure import cli_fast
+    from pflow_structure.cli import entry
 
     def closed_pipe(args: ReadFieldsArgs) -> int:
         raise BrokenPipeError(32, "Broken pipe")
 
-    monkeypatch.setattr(cli_fast, "run_read_fields", closed_pipe)
-    assert cli_fast._run_like_click(ReadFieldsArgs(EXAMPLE_ID, ["x"])) == 1
+    monkeypatch.setattr(entry, "run_read_fields", closed_pipe)
+    assert entry._run_like_click(ReadFieldsArgs(EXAMPLE_ID, ["x"])) == 1
     assert capsys.readouterr().err == ""
 
 
 def test_ctrl_c_prints_aborted_as_click_does(
     monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    from pflow_structure import cli_fast
+    from pflow_structure.cli import entry
 
     def interrupted(args: ReadFieldsArgs) -> int:
         raise KeyboardInterrupt
 
-    monkeypatch.setattr(cli_fast, "run_read_fields", interrupted)
-    assert cli_fast._run_like_click(ReadFieldsArgs(EXAMPLE_ID, ["x"])) == 1
+    monkeypatch.setattr(entry, "run_read_fields", interrupted)
+    assert entry._run_like_click(ReadFieldsArgs(EXAMPLE_ID, ["x"])) == 1
     assert capsys.readouterr().err == "\nAborted!\n"
+
+
+@pytest.mark.parametrize(
+    ("paths", "code"),
+    [
+        (["result[0].titel"], 1),
+        (["result[0].titel", "result[9999].x", "result["], 1),
+        (["result[0].titel", "result[0].number"], 0),
+        (["result[0].milestone"], 0),  # a real null is a value: the path resolved
+        (["result[*].number", "--offset", "500"], 0),  # past the end: an empty page, not a miss
+    ],
+)
+@pytest.mark.parametrize("json_flag", [[], ["--json"]])
+def test_read_fields_exits_1_only_when_no_path_found_a_value(
+    isolated_cache: Path, paths: list[str], code: int, json_flag: list[str]
+) -> None:
+    execution_id = run_issues()
+    argv = ["read-fields", execution_id, *paths, *json_flag]
+    assert parse_read_fields(argv) is not None  # the click-free path answers it...
+    fast = subprocess.run(
+        [sys.executable, "-m", "pflow_structure", *argv],
+        capture_output=True,
+        text=True,
+        env={**os.environ, "PFLOW_STRUCTURE_CACHE_DIR": str(isolated_cache)},
+    )
+    clicked = invoke(*argv)  # ...and click gives the same exit code
+    assert (fast.returncode, clicked.exit_code) == (code, code)
+
+
+def test_read_fields_help_says_when_it_exits_1() -> None:
+    help_text = " ".join(invoke("read-fields", "--help").stdout.split())
+    assert "Exit code 0 when at least one PATH found a value, 1 when none did" in help_text

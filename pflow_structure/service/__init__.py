@@ -10,8 +10,8 @@ import os
 from collections.abc import Mapping, Sequence
 from typing import Any, NamedTuple
 
-from pflow_structure.binary import restore_binary
 from pflow_structure.cache.store import ExecutionCache
+from pflow_structure.encoding.binary import restore_binary
 from pflow_structure.errors import NodeExecutionError, ParameterError, PathNotFoundError, PathSyntaxError
 from pflow_structure.paths import resolve
 from pflow_structure.settings import Settings
@@ -333,13 +333,35 @@ def read_fields_text(
     a note says so; a path that finds nothing gives a note with the reason. ``max_items``
     shows at most that many items of a ``[*]`` path (the rest are counted in a comment).
     """
-    from pflow_structure.jsontext import format_json
+    _check_read_format(format_name)
+    settings = settings or Settings.from_env()
+    readout = read_fields_detailed(execution_id, field_paths, limit=limit, offset=offset, settings=settings)
+    return readout_text(
+        readout, format_name, offset=offset, max_items=max_items, offset_hint=offset_hint, settings=settings
+    )
+
+
+def _check_read_format(format_name: str) -> None:
     from pflow_structure.render.fields_text import READ_FORMATS
 
     if format_name not in READ_FORMATS:
         raise ParameterError(f"format must be one of {', '.join(READ_FORMATS)}, not {format_name!r}")
+
+
+def readout_text(
+    readout: FieldReadout,
+    format_name: str = "text",
+    *,
+    offset: int = 0,
+    max_items: int | None = None,
+    offset_hint: str = "--offset",
+    settings: Settings | None = None,
+) -> tuple[str, list[str]]:
+    """What :func:`read_fields_text` prints for a readout already read: ``(text, notes)``."""
+    from pflow_structure.render.output_text import format_json
+
+    _check_read_format(format_name)
     settings = settings or Settings.from_env()
-    readout = read_fields_detailed(execution_id, field_paths, limit=limit, offset=offset, settings=settings)
     if format_name == "json":
         return format_json(readout.values), [f"note: {reason}" for reason in readout.errors.values()]
     from pflow_structure.render.fields_text import render_fields_text
@@ -362,8 +384,8 @@ def read_fields_text(
 def _value_renderer(format_name: str, settings: Settings, notes: list[str]) -> Any:
     """value -> text in ``format_name``; a value that does not fit is shown as JSON, with a note."""
     from pflow_structure.errors import NotRepresentable
-    from pflow_structure.jsontext import format_json
     from pflow_structure.render.auto import render_named
+    from pflow_structure.render.output_text import format_json
 
     def render(value: Any) -> str:
         try:

@@ -27,7 +27,7 @@ from decimal import Decimal
 from pathlib import PurePath
 from typing import Any
 
-from pflow_structure.binary import restore_binary
+from pflow_structure.encoding.binary import restore_binary
 from pflow_structure.paths import ConcretePath
 
 __all__ = ["MAX_DEPTH", "OBJECT_DEPTH", "Encoded", "encode_value", "restore_binary"]

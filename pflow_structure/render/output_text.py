@@ -1,7 +1,8 @@
-"""JSON text as every output of ours writes it: bytes as base64, a lone surrogate escaped.
+"""Text as every output of ours writes it: JSON text (bytes as base64) and safe text, a lone surrogate escaped.
 
 One implementation for ``read-fields --json``, the MCP answers and the compact formats'
-JSON candidate, so the three cannot drift apart.
+JSON candidate, so the three cannot drift apart; the command line and the MCP server both
+import it from here, below them, instead of from each other.
 """
 
 from __future__ import annotations
@@ -27,3 +28,8 @@ def _json_default(value: Any) -> Any:
 
         return base64.b64encode(value).decode("ascii")
     raise TypeError(f"cannot encode {type(value).__name__} as JSON")
+
+
+def safe_text(text: str) -> str:
+    """A lone surrogate (from a non-UTF-8 key or value) shown escaped instead of crashing the print."""
+    return text.encode("utf-8", "backslashreplace").decode("utf-8")

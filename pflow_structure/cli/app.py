@@ -1,0 +1,304 @@
+"""The ``pflow-structure`` command: a thin layer over :mod:`pflow_structure.service`.
+
+Exit codes: 0 success, 1 failure (message on stderr), 2 usage error. This package is the
+only one that imports click; the service is imported inside each command so that
+``read-fields`` starts fast. This module holds the core commands (run, read-fields, serve,
+proxy, pflow) and imports the command groups that live in their own modules, so
+``pflow_structure.cli.app.main`` is the whole command line.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import click
+
+from pflow_structure.cli import cache_commands, discovery_commands, format_commands  # noqa: F401  (register)
+from pflow_structure.cli.common import (
+    CONTEXT_SETTINGS,
+    _echo_json,
+    _echo_text,
+    _fails_cleanly,
+    _settings,
+    main,
+)
+from pflow_structure.cli.read_fields import ReadFieldsArgs, read_fields_output
+from pflow_structure.render.fields_text import READ_FORMATS
+from pflow_structure.render.output_text import safe_text
+
+__all__ = ["main", "parse_params"]
+
+_JSON_INT = re.compile(r"-?(?:0|[1-9][0-9]*)")
+_JSON_NUMBER = re.compile(r"-?(?:0|[1-9][0-9]*)(?:\.[0-9]+)?(?:[eE][+-]?[0-9]+)?")
+
+
+@main.command(context_settings=CONTEXT_SETTINGS)
+@click.argument("node")
+@click.argument("params", nargs=-1, metavar="[KEY=VALUE]...")
+@click.option("--json", "as_json", is_flag=True, help="Print the result dict as JSON (what MCP returns).")
+@click.option("--max-paths", type=click.IntRange(min=1), help="Most paths to list [default 500].")
+@click.option(
+    "--all-fields",
+    is_flag=True,
+    help="List every field: no filtering of structures over 50 fields (PFLOW_STRUCTURE_FILTER=off does the same).",
+)
+@click.option(
+    "--flat",
+    is_flag=True,
+    help="One full template path per line, as pflow prints them (${result[0].title}), instead of the indented tree.",
+)
+@click.pass_context
+@_fails_cleanly
+def run(
+    ctx: click.Context,
+    node: str,
+    params: Sequence[str],
+    as_json: bool,
+    max_paths: int | None,
+    all_fields: bool,
+    flat: bool,
+) -> None:
+    """Run NODE and print the structure of its output and an execution id.
+
+    Parameters are KEY=VALUE: numbers, true/false and null are typed, values starting
+    with [ or { are JSON, and KEY=@FILE reads the value from FILE. Values are kept in
+    the cache with secrets (tokens, passwords, keys) masked. A structure of more than 50
+    fields shows the ones that matter most (PFLOW_STRUCTURE_FILTER: auto, llm,
+    heuristic, off); --all-fields lists all, and read-fields reads any path either way.
+    Paths print as a tree: an indented line extends the path above it (result, then
+    [0].title, is result[0].title); --flat prints each path in full.
+
+    \b
+    Example:
+      pflow-structure run read-json path=examples/data/github_issues.json
+      pflow-structure run shell command='gh api repos/o/r/issues'
+    """
+    from pflow_structure.render.structure_text import render_structure_text
+    from pflow_structure.service import registry_run
+
+    parameters = parse_params(params)
+    settings = _settings(ctx)
+    if max_paths:
+        settings = settings.replace(max_paths=max_paths)
+    result = registry_run(node, parameters, settings=settings, all_fields=all_fields)
+    if as_json:
+        _echo_json(result)
+    else:
+        _echo_text(render_structure_text(result, layout="flat" if flat else "tree"))
+
+
+def parse_params(items: Sequence[str]) -> dict[str, Any]:
+    """``["n=5", "flag=true", "tags=[1,2]", "body=@req.json"]`` → typed dict; usage error otherwise."""
+    params: dict[str, Any] = {}
+    for item in items:
+        key, sep, raw = item.partition("=")
+        if not sep:
+            raise click.UsageError(
+                f"Parameter {item!r} has no '='; write KEY=VALUE, e.g. path={item}", click.get_current_context()
+            )
+        if not key.strip():
+            raise click.UsageError(f"Parameter {item!r} has no name before '='", click.get_current_context())
+        if key in params:
+            raise click.UsageError(f"Parameter {key!r} is given twice", click.get_current_context())
+        params[key] = _typed_value(raw)
+    return params
+
+
+def _typed_value(raw: str) -> Any:
+    if raw.startswith("@") and len(raw) > 1:
+        path = Path(raw[1:]).expanduser()
+        try:
+            return path.read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError) as exc:
+            raise click.UsageError(f"Cannot read {path} for {raw!r}: {exc}", click.get_current_context()) from None
+    if raw in ("true", "false"):
+        return raw == "true"
+    if raw == "null":
+        return None
+    if raw[:1] in ("[", "{"):
+        try:
+            return json.loads(raw)
+        except ValueError:
+            return raw
+    # Only JSON number syntax is a number: "nan", "inf", "1_000" and "007" (a zip code) stay text.
+    if _JSON_INT.fullmatch(raw):
+        try:
+            return int(raw)
+        except ValueError:  # more digits than int() accepts (sys.set_int_max_str_digits)
+            return raw
+    if _JSON_NUMBER.fullmatch(raw):
+        number = float(raw)
+        return number if math.isfinite(number) else raw  # 1e400 would become inf
+    return raw
+
+
+@main.command("read-fields", context_settings=CONTEXT_SETTINGS)
+@click.argument("execution_id")
+@click.argument("paths", nargs=-1, required=True, metavar="PATH...")
+@click.option("--json", "as_json", is_flag=True, help="Print {path: value} as JSON (what MCP returns).")
+@click.option("--limit", type=click.IntRange(min=0), help="Most items returned per wildcard or JSONPath path.")
+@click.option("--offset", type=click.IntRange(min=0), default=0, show_default=True, help="Items to skip first.")
+@click.option(
+    "--format",
+    "format_name",
+    type=click.Choice(READ_FORMATS),
+    default="text",
+    show_default=True,
+    help="text: path: JSON lines; json: as --json; auto: each list or dict in the smallest format that reads back "
+    "the same (a TOON table for rows); outline, lines, table, toon: that format.",
+)
+@click.pass_context
+@_fails_cleanly
+def read_fields_command(
+    ctx: click.Context,
+    execution_id: str,
+    paths: Sequence[str],
+    as_json: bool,
+    limit: int | None,
+    offset: int,
+    format_name: str,
+) -> None:
+    """Print the values at PATH... of a cached execution.
+
+    \b
+    Paths:
+      result[0].title            one value (item 0)
+      result[-1].title           the last item
+      result[*].number           every item (a list; page with --offset/--limit)
+      result[0]["content-type"]  a key that is not a plain name
+      '$..title'                 JSONPath (also filters: result[?(@.state=='open')].title)
+
+    A path that resolves to nothing prints null and says why. Exit code 0 when at least one
+    PATH found a value, 1 when none did (or the execution cannot be read).
+    """
+    # The console script reads plain read-fields calls without click (cli.entry); both print
+    # through read_fields_output, so the two paths cannot drift apart.
+    if as_json and format_name not in ("text", "json"):
+        raise click.UsageError(f"--json prints JSON; it cannot be combined with --format {format_name}.")
+    cache_dir = ctx.find_root().params.get("cache_dir")
+    args = ReadFieldsArgs(
+        execution_id, list(paths), as_json=as_json, limit=limit, offset=offset, cache_dir=cache_dir, format=format_name
+    )
+    output = read_fields_output(args)
+    if output.stdout:
+        _echo_text(output.stdout)
+    for note in output.notes:
+        click.echo(safe_text(note), err=True)
+    ctx.exit(output.exit_code)
+
+
+@main.command(context_settings=CONTEXT_SETTINGS)
+@click.option(
+    "--http", "use_http", is_flag=True, help="Serve streamable HTTP at http://HOST:PORT/mcp instead of stdio."
+)
+@click.option("--host", default="127.0.0.1", show_default=True, help="Address to listen on with --http.")
+@click.option("--port", type=click.IntRange(0, 65535), default=8765, show_default=True, help="Port for --http.")
+@click.option(
+    "--token",
+    envvar="PFLOW_STRUCTURE_MCP_TOKEN",
+    help="Bearer token HTTP clients must send [env PFLOW_STRUCTURE_MCP_TOKEN]; required off loopback.",
+)
+@click.pass_context
+@_fails_cleanly
+def serve(ctx: click.Context, use_http: bool, host: str, port: int, token: str | None) -> None:
+    """Serve the registry tools over MCP (stdio, or --http), for agents.
+
+    Tools: registry_run (execution id + structure, as `run --json` prints it), read_fields
+    ({path: value}), list_nodes (one line per node and saved workflow) and describe_nodes
+    (the full interfaces of the chosen few). Put this in an MCP client's configuration, e.g.
+    {"command": "pflow-structure", "args": ["serve"]}; see examples/mcp/.
+    """
+    from pflow_structure.mcp.server import LOOPBACK, build_server, serve_http
+
+    if not use_http:
+        build_server(_settings(ctx)).run()
+        return
+    if host not in LOOPBACK and not token:
+        raise click.UsageError(
+            f"--host {host} is not a loopback address: anyone who can reach it could run nodes. "
+            "Set a bearer token (PFLOW_STRUCTURE_MCP_TOKEN=... or --token) or keep --host 127.0.0.1."
+        )
+    click.echo(f"pflow-structure MCP server at http://{host}:{port}/mcp", err=True)
+    serve_http(_settings(ctx), host, port, token)
+
+
+@main.command(context_settings={**CONTEXT_SETTINGS, "ignore_unknown_options": True, "allow_interspersed_args": False})
+@click.option(
+    "--budget",
+    type=click.IntRange(1),
+    default=1000,
+    show_default=True,
+    envvar="PFLOW_STRUCTURE_PROXY_BUDGET",
+    help="Largest result shown as is, in o200k tokens [env PFLOW_STRUCTURE_PROXY_BUDGET]; larger ones are "
+    "cached and answered with their structure.",
+)
+@click.option(
+    "--start-timeout",
+    type=click.FloatRange(min=1),
+    default=60.0,
+    show_default=True,
+    help="Seconds the downstream server may take to start and answer the MCP handshake.",
+)
+@click.argument("command", nargs=-1, required=True, type=click.UNPROCESSED, metavar="-- COMMAND [ARGS]...")
+@click.pass_context
+@_fails_cleanly
+def proxy(ctx: click.Context, budget: int, start_timeout: float, command: Sequence[str]) -> None:
+    """Put any stdio MCP server behind structure-first answers.
+
+    Starts COMMAND as the downstream server and offers its tools (same names, descriptions,
+    input schemas) plus read_fields; prompts and resources pass through. A result of at most
+    --budget tokens comes back as is (JSON re-encoded compactly when smaller); a larger one
+    is cached and answered with an execution id and its structure. If shaping a result fails,
+    the original comes back and a line goes to the failure log (PFLOW_STRUCTURE_FAILURE_LOG,
+    default ~/.pflow/logs/pflow-structure-failures.jsonl). In an MCP client's configuration:
+
+    \b
+      {"command": "pflow-structure",
+       "args": ["proxy", "--", "npx", "-y", "@modelcontextprotocol/server-filesystem", "/path/to/dir"]}
+    """
+    from pflow_structure.mcp.proxy import run
+
+    run(list(command), _settings(ctx), budget=budget, start_timeout=start_timeout)
+
+
+@main.command(
+    "pflow",
+    context_settings={**CONTEXT_SETTINGS, "ignore_unknown_options": True, "help_option_names": []},
+    add_help_option=False,
+)
+@click.argument("pflow_args", nargs=-1, type=click.UNPROCESSED, metavar="[PFLOW ARGS]...")
+@click.pass_context
+@_fails_cleanly
+def pflow_command(ctx: click.Context, pflow_args: Sequence[str]) -> None:
+    """Run pflow's own CLI (pflow-cli 0.8.x to 0.10.x) with the structure-only plugin.
+
+    Every argument goes to pflow unchanged, --help included (this page shows when pflow-cli is
+    not installed: pip install 'pflow-cli>=0.8,<0.11' 'mcp<2'). With the plugin, a workflow node
+    with "structure_only": true keeps its output in the execution cache, and `registry run`,
+    `read-fields` and pflow's MCP server use pflow-structure's cache and structure:
+
+    \b
+      pflow-structure pflow examples/pflow/issue_titles.pflow.md issues_file=examples/data/github_issues.json
+      pflow-structure pflow registry run shell command='ls -la'
+      pflow-structure pflow read-fields EXECUTION_ID stdout
+    """
+    from pflow_structure.errors import PflowVersionError
+    from pflow_structure.integrations.pflow import check_version, run_pflow
+
+    if set(pflow_args) & {"--help", "-h"}:
+        try:
+            check_version()
+        except PflowVersionError:  # no pflow to ask: our own help, which says what to install
+            click.echo(ctx.get_help())
+            return
+    root_cache_dir = ctx.find_root().params.get("cache_dir")
+    run_pflow(list(pflow_args), settings=_settings(ctx) if root_cache_dir else None)
+
+
+if __name__ == "__main__":  # pragma: no cover
+    main()

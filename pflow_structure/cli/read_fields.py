@@ -1,0 +1,56 @@
+"""What ``read-fields`` prints, shared by the click command and the click-free entry point.
+
+Click-free on purpose: :mod:`pflow_structure.cli.entry` answers plain ``read-fields`` calls
+without importing click, and :mod:`pflow_structure.cli.app` parses the unusual ones with it;
+both hand a :class:`ReadFieldsArgs` to :func:`read_fields_output`, so they cannot drift apart.
+"""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+__all__ = ["TEXT_MAX_ITEMS", "ReadFieldsArgs", "ReadFieldsOutput", "read_fields_output"]
+
+TEXT_MAX_ITEMS = 20
+
+
+class ReadFieldsArgs(NamedTuple):
+    """The arguments of one ``read-fields`` call."""
+
+    execution_id: str
+    paths: list[str]
+    as_json: bool = False
+    limit: int | None = None
+    offset: int = 0
+    cache_dir: str | None = None
+    format: str = "text"
+
+
+class ReadFieldsOutput(NamedTuple):
+    """What ``read-fields`` prints (stdout text, stderr notes) and whether any path resolved."""
+
+    stdout: str
+    notes: list[str]
+    resolved: bool
+
+    @property
+    def exit_code(self) -> int:
+        """0 when at least one path found a value, 1 when none did: a script can tell a miss."""
+        return 0 if self.resolved else 1
+
+
+def read_fields_output(args: ReadFieldsArgs) -> ReadFieldsOutput:
+    """What ``read-fields`` prints: the text (or JSON) for stdout and notes for stderr."""
+    from pflow_structure.service import read_fields_detailed, readout_text
+    from pflow_structure.settings import Settings
+
+    settings = Settings.from_env(cache_dir=args.cache_dir)
+    format_name = "json" if args.as_json else args.format
+    readout = read_fields_detailed(
+        args.execution_id, args.paths, limit=args.limit, offset=args.offset, settings=settings
+    )
+    # An explicit --limit is shown in full; without one, text shows the first 20 items.
+    max_items = None if args.limit is not None else TEXT_MAX_ITEMS
+    stdout, notes = readout_text(readout, format_name, offset=args.offset, max_items=max_items, settings=settings)
+    resolved = any(path not in readout.errors for path in readout.values)
+    return ReadFieldsOutput(stdout, notes, resolved)

@@ -1,0 +1,28 @@
+"""How to filter: the modes, the defaults and :class:`FilterOptions` (built by the adapter).
+
+Apart from the logic so that :mod:`~pflow_structure.filtering.heuristic` and the package both
+import them from here, without importing each other.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import NamedTuple
+
+MODES = ("auto", "llm", "heuristic", "off")
+DEFAULT_TARGET = 40
+DEFAULT_THRESHOLD = 50
+DEFAULT_TIMEOUT = 2.0
+
+
+class FilterOptions(NamedTuple):
+    """How to filter; built by the adapter (``Settings.from_env``)."""
+
+    mode: str = "auto"
+    threshold: int = DEFAULT_THRESHOLD
+    target: int = DEFAULT_TARGET
+    model: str = ""  # "" means the LLM module's default
+    keys_set: frozenset[str] = frozenset()  # names of the *_API_KEY variables that are set
+    timeout: float = DEFAULT_TIMEOUT
+    api_base: str | None = None
+    decisions_dir: Path | None = None
