@@ -111,6 +111,12 @@ def _suffix_keys(suffix: str) -> tuple[str, ...]:
     return tuple(normalise(key) for key in _key_segments(suffix))
 
 
+@lru_cache(maxsize=1024)
+def _kinds(type_name: str) -> frozenset[str]:
+    """``str|null`` → {str}: the types a field had besides null."""
+    return frozenset(type_name.split("|")) - {"null"}
+
+
 @lru_cache(maxsize=8192)
 def _is_noise_segment(key: str) -> bool:
     return key.replace("_", "") in vocabulary.NOISE_SEGMENTS_SQUASHED
@@ -163,8 +169,7 @@ def _score(
     if not keys:
         return 1.0
     name = keys[-1]
-    types = set(str(entry.get("type", "")).split("|"))
-    kinds = types - {"null"}
+    kinds = _kinds(str(entry.get("type", "")))
     business = float(vocabulary.BUSINESS.get(name, 0))
     if not kinds:  # always null: nothing to read here, though a named field may hold something elsewhere
         return business * tuning.null_named if business else -5.0

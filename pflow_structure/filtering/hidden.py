@@ -90,11 +90,12 @@ def hidden_keys(
         if owner != -1 and owner not in chosen:
             continue
         names: list[tuple[int, str]] = []
+        near_top = _depth(obj) <= SUMMARY_DEPTH
         for index, name in members:
             if index in chosen:
                 continue
             # A hidden container near the top gets its own line of names; deeper, just its name.
-            summarised = held_by.get(index, []) if _depth(obj) <= SUMMARY_DEPTH else []
+            summarised = held_by.get(index, []) if near_top else []
             for inner in summarised:
                 entry_type = structure[nodes[index][0]].get("type", "dict") if inner == nodes[index][0] else "dict"
                 out[inner] = {"type": str(entry_type), **_names(children[inner], best, inner)}

@@ -54,7 +54,7 @@ class Tuning(NamedTuple):
 DEFAULT_TUNING = Tuning()
 
 
-def adjust(score: float, named: bool, kinds: set[str], signals: FieldSignals | None, tuning: Tuning) -> float:
+def adjust(score: float, named: bool, kinds: frozenset[str], signals: FieldSignals | None, tuning: Tuning) -> float:
     """``score`` (from the name) moved by what the statistics say; ``named``: the name is a known one."""
     if signals is None:
         return score
