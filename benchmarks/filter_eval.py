@@ -116,6 +116,8 @@ def findable(label: str, shown: Sequence[str], hidden: Mapping[str, Mapping[str,
 
     if any(covers(field, label) for field in shown):
         return True
+    while label.endswith("[0]"):  # a list of scalars is named by its own key
+        label = label[:-3]
     split = split_last(label)
     if split is None:
         return False

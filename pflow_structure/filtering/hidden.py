@@ -26,8 +26,8 @@ from pflow_structure.paths import format_path, parse_path
 
 # At most this many characters of names per entry: generous near the top, short below.
 TOP_NAMES_CHARS = 1000
-FIRST_NAMES_CHARS = 80
-DEEP_NAMES_CHARS = 40
+FIRST_NAMES_CHARS = 400
+DEEP_NAMES_CHARS = 80
 GROUP_MIN = 3  # noise names sharing a suffix are counted as one pattern from this many on
 MAX_PATTERNS = 3
 SUMMARY_DEPTH = 1  # hidden containers in objects this deep get a line of their own (result.metadata)
