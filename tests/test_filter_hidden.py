@@ -15,13 +15,14 @@ from pflow_structure.field_stats import DISTINCT_CAP, FieldStats
 from pflow_structure.filtering import FilterOptions, choose_fields, filter_structure
 from pflow_structure.filtering.hidden import split_last
 from pflow_structure.mcp.answers import shape_result
+from pflow_structure.paths import format_path, parse_path, resolve
 from pflow_structure.render.structure_text import render_structure_text
 from pflow_structure.render.tokens import count_tokens
 from pflow_structure.service import read_fields, registry_run, store_outputs
 from pflow_structure.settings import Settings
 from pflow_structure.structure import infer_structure
 from tests.conftest import CORPUS, REPO
-from tests.contract import assert_structure_reads_back
+from tests.contract import assert_structure_reads_back, every_item
 
 EVAL = REPO / "tests" / "data" / "filter_eval"
 
@@ -207,3 +208,18 @@ def test_signals_are_listed_for_scalar_paths_only_and_never_hold_values() -> Non
     assert set(inferred.signals or {}) == {"result[0].id", "result[0].tags[0]", "result[0].n"}
     assert inferred.signals["result[0].n"] == (2, 1, 0, 0, 0, False)
     assert "a1b2c3d4" not in repr(inferred.signals)
+
+
+@pytest.mark.parametrize("path", sorted(EVAL.glob("*/*.json")), ids=lambda p: f"{p.parent.name}/{p.name}")
+def test_every_hidden_name_is_a_key_that_exists_under_its_object(path: Path) -> None:
+    """``OBJECT.NAME`` for every name in ``hidden`` resolves in the value (some item has it)."""
+    if path.name == "labels.json":
+        pytest.skip("labels, not a response")
+    value = {"result": json.loads(path.read_text(encoding="utf-8"))}
+    inferred = infer_structure(encode_value(value).value)
+    choice = choose_fields(inferred.structure, signals=inferred.signals)
+    for obj, entry in choice.hidden.items():
+        for name in entry["names"]:
+            full = format_path([*parse_path(obj), name]) if obj else format_path([name])
+            found, _ = resolve(value, every_item(full))
+            assert found, f"{full} names no value"
