@@ -48,7 +48,7 @@ class Tuning(NamedTuple):
     time: float = 2.5
     null_named: float = 0.5
     sub_object: int = 4
-    envelope: float = 0.5
+    envelope: float = 1.0
 
 
 DEFAULT_TUNING = Tuning()
