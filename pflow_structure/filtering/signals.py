@@ -42,13 +42,13 @@ class Tuning(NamedTuple):
     category: float = 0.0
     token_id: float = 0.0
     constant: float = 2.0
-    reference: float = 0.0
+    reference: float = 2.0
     depth_decay: float = 0.93
     flag: float = 0.2
     time: float = 2.5
     null_named: float = 0.5
     sub_object: int = 4
-    envelope: float = 1.0
+    envelope: float = 0.5
 
 
 DEFAULT_TUNING = Tuning()
