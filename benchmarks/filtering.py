@@ -54,7 +54,11 @@ def bench_filter(ctx: Context) -> dict[str, Any]:
             started = time.perf_counter()
             choice = choose_fields(structure, signals=inferred.signals)
             times.append(time.perf_counter() - started)
-        entry: dict[str, Any] = {"file": path.name, "ms": statistics.median(times) * 1000}
+        entry: dict[str, Any] = {
+            "file": path.name,
+            "ms": statistics.median(times) * 1000,
+            "best_ms": min(times) * 1000,  # the least disturbed run: other work on the machine only adds
+        }
         if path.name in labels:
             kept = set(choice.kept_fields)
             label = labels[path.name]
@@ -99,7 +103,9 @@ def bench_filter(ctx: Context) -> dict[str, Any]:
             ),
             row(
                 "(h) heuristic filter time per structure (slowest corpus file)",
-                f"{slowest['ms']:.1f} ms ({slowest['file']}, median of {runs})",
+                f"{slowest['ms']:.1f} ms ({slowest['file']}, median of {runs}; best run "
+                f"{slowest['best_ms']:.1f} ms; slowest best run of any file "
+                f"{max(f['best_ms'] for f in files):.1f} ms)",
                 "<= 10 ms on every file",
                 slowest["ms"] <= 10,
             ),
