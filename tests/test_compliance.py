@@ -380,7 +380,7 @@ def parse_details(details: str) -> dict[str, Any]:
         entry["avg_length"] = int(length)
     while parts:
         part = parts.pop(0)
-        if m := re.fullmatch(r"(\d+) items", part):
+        if m := re.fullmatch(r"(\d+) items?", part):
             entry["length"] = int(m[1])
         elif m := re.fullmatch(r"(\d+)-(\d+) items", part):
             average = re.fullmatch(r"avg (\d+(?:\.\d+)?)", parts.pop(0))
