@@ -10,6 +10,7 @@ secret or a whole payload; adapters (CLI, MCP) pass them through unchanged.
     │   └── InvalidExecutionIdError (also ValueError) an id that is not exec-{seconds}-{hex}
     ├── ExecutionExpiredError    (also LookupError)  "Execution expired"
     ├── CacheWriteError          (also OSError)      the cache could not store an entry
+    ├── CacheUnavailableError    (also ConnectionError) the shared cache (Redis) cannot be reached
     ├── NodeNotFoundError        (also LookupError)  unknown node type, with close matches
     ├── NodeExecutionError       (also RuntimeError) the node raised; nothing was cached
     ├── ParameterError           (also ValueError)   a node parameter that cannot be used
@@ -90,11 +91,13 @@ class PathNotFoundError(StructureError, LookupError):
 class ExecutionNotFoundError(StructureError, LookupError):
     """No cache entry for the id (never written, pruned, or unreadable)."""
 
-    def __init__(self, execution_id: str, detail: str = "", *, fix: str = "") -> None:
+    def __init__(
+        self, execution_id: str, detail: str = "", *, fix: str = "", headline: str = "Execution not found"
+    ) -> None:
         self.execution_id = execution_id
         extra = f" ({detail})" if detail else ""
         fix = fix or "Run the node again with `pflow-structure run NODE ...` to get a new execution id."
-        super().__init__(f"Execution not found: {execution_id}{extra}. {fix}")
+        super().__init__(f"{headline}: {execution_id}{extra}. {fix}")
 
 
 class InvalidExecutionIdError(ExecutionNotFoundError, ValueError):
@@ -128,6 +131,17 @@ class ExecutionExpiredError(StructureError, LookupError):
 
 class CacheWriteError(StructureError, OSError):
     """The cache directory could not store an entry."""
+
+
+class CacheUnavailableError(StructureError, ConnectionError):
+    """The shared execution cache (Redis) did not answer; the message names host:port, never a password."""
+
+    def __init__(self, location: str, reason: str) -> None:
+        self.location = location
+        super().__init__(
+            f"The execution cache at {location} cannot be reached ({reason}). Start Redis there, or point "
+            "PFLOW_STRUCTURE_CACHE_URL at a running one (unset it to use this host's file cache)."
+        )
 
 
 class NodeNotFoundError(StructureError, LookupError):

@@ -4,6 +4,7 @@
 variable                            meaning                                  default
 ==================================  =======================================  ==============
 ``PFLOW_STRUCTURE_CACHE_DIR``       execution cache directory                ~/.pflow/cache/node-executions
+``PFLOW_STRUCTURE_CACHE_URL``       shared cache in Redis (redis://...)       unset: the directory
 ``PFLOW_STRUCTURE_TTL_HOURS``       hours an execution stays readable        24
 ``PFLOW_STRUCTURE_MAX_CACHE_SIZE``  cache size cap (bytes, or 500MB, 2GB)      1GB
 ``PFLOW_STRUCTURE_MAX_PATHS``       most paths listed in one structure        500
@@ -20,14 +21,19 @@ import os
 import re
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
+from pflow_structure.cache.backend import SCHEMES, redact_url
 from pflow_structure.cache.store import DEFAULT_MAX_BYTES, DEFAULT_TTL_HOURS, ExecutionCache, default_cache_dir
 from pflow_structure.errors import ParameterError
 from pflow_structure.filtering import DEFAULT_TARGET, DEFAULT_THRESHOLD, DEFAULT_TIMEOUT, MODES, FilterOptions
 from pflow_structure.structure import DEFAULT_MAX_PATHS
 
+if TYPE_CHECKING:
+    from pflow_structure.cache.backend import CacheBackend
+
 ENV_CACHE_DIR = "PFLOW_STRUCTURE_CACHE_DIR"
+ENV_CACHE_URL = "PFLOW_STRUCTURE_CACHE_URL"
 ENV_TTL_HOURS = "PFLOW_STRUCTURE_TTL_HOURS"
 ENV_MAX_CACHE_SIZE = "PFLOW_STRUCTURE_MAX_CACHE_SIZE"
 ENV_MAX_PATHS = "PFLOW_STRUCTURE_MAX_PATHS"
@@ -49,6 +55,7 @@ _FIELDS = (
     "filtering",
     "workflows_dir",
     "pflow_registry",
+    "cache_url",
 )
 _UNITS = {"": 1, "b": 1, "kb": 1024, "mb": 1024**2, "gb": 1024**3, "tb": 1024**4}
 
@@ -62,6 +69,7 @@ class Settings:
 
     __slots__ = (
         "cache_dir",
+        "cache_url",
         "failure_log",
         "filtering",
         "max_cache_bytes",
@@ -81,6 +89,7 @@ class Settings:
         filtering: FilterOptions | None = None,
         workflows_dir: Path | None = None,
         pflow_registry: Path | None = None,
+        cache_url: str | None = None,
     ) -> None:
         self.cache_dir = Path(cache_dir) if cache_dir is not None else default_cache_dir()
         self.ttl_hours = ttl_hours
@@ -90,8 +99,9 @@ class Settings:
         self.filtering = filtering if filtering is not None else FilterOptions()
         self.workflows_dir = Path(workflows_dir) if workflows_dir is not None else default_workflows_dir()
         self.pflow_registry = Path(pflow_registry) if pflow_registry is not None else default_pflow_registry()
+        self.cache_url = cache_url or None
 
-    def _fields(self) -> tuple[Path, float, int, int, Path, FilterOptions, Path, Path]:
+    def _fields(self) -> tuple[Path, float, int, int, Path, FilterOptions, Path, Path, str | None]:
         return (
             self.cache_dir,
             self.ttl_hours,
@@ -101,13 +111,20 @@ class Settings:
             self.filtering,
             self.workflows_dir,
             self.pflow_registry,
+            self.cache_url,
         )
 
     def filter_options(self) -> FilterOptions:
         """The filter options, with the decision cache beside the execution cache unless set."""
-        if self.filtering.decisions_dir is not None:
-            return self.filtering
-        return self.filtering._replace(decisions_dir=self.cache_dir.parent / "filter-decisions")
+        options = self.filtering
+        if options.decisions_dir is None:
+            options = options._replace(decisions_dir=self.cache_dir.parent / "filter-decisions")
+        if self.cache_url and options.decision_store is None and options.mode in ("auto", "llm"):
+            from pflow_structure.cache.redis_decisions import RedisDecisionCache
+            from pflow_structure.filtering.decisions import DEFAULT_TTL_DAYS
+
+            options = options._replace(decision_store=RedisDecisionCache(self.cache_url, ttl_days=DEFAULT_TTL_DAYS))
+        return options
 
     def replace(self, **changes: Any) -> Settings:
         """A copy with some fields changed: ``settings.replace(max_paths=50)``."""
@@ -128,7 +145,8 @@ class Settings:
             f"Settings(cache_dir={self.cache_dir!r}, ttl_hours={self.ttl_hours!r}, "
             f"max_cache_bytes={self.max_cache_bytes!r}, max_paths={self.max_paths!r}, "
             f"failure_log={self.failure_log!r}, filtering={self.filtering!r}, "
-            f"workflows_dir={self.workflows_dir!r}, pflow_registry={self.pflow_registry!r})"
+            f"workflows_dir={self.workflows_dir!r}, pflow_registry={self.pflow_registry!r}, "
+            f"cache_url={redact_url(self.cache_url) if self.cache_url else None!r})"
         )
 
     @classmethod
@@ -148,10 +166,38 @@ class Settings:
             filtering=_filter_options(env),
             workflows_dir=_path(env, ENV_WORKFLOWS_DIR, base.workflows_dir),
             pflow_registry=_path(env, ENV_PFLOW_REGISTRY, base.pflow_registry),
+            cache_url=_cache_url(env),
         )
 
-    def cache(self) -> ExecutionCache:
-        return ExecutionCache(self.cache_dir, ttl_hours=self.ttl_hours, max_bytes=self.max_cache_bytes)
+    def cache(self) -> CacheBackend:
+        """The execution cache: Redis when ``cache_url`` is set (this host's directory keeps what Redis
+        cannot take), else the directory. Only then is redis-py imported."""
+        local = ExecutionCache(self.cache_dir, ttl_hours=self.ttl_hours, max_bytes=self.max_cache_bytes)
+        if not self.cache_url:
+            return local
+        from pflow_structure.cache.redis_store import RedisExecutionCache
+
+        return RedisExecutionCache(self.cache_url, local=local)
+
+
+def _cache_url(env: Mapping[str, str]) -> str | None:
+    """``PFLOW_STRUCTURE_CACHE_URL``, checked for a scheme we know (the message never shows the password)."""
+    url = (env.get(ENV_CACHE_URL) or "").strip()
+    if not url:
+        return None
+    scheme = url.partition("://")[0].lower()
+    if scheme not in SCHEMES or "://" not in url:
+        raise ParameterError(
+            f"{ENV_CACHE_URL}={redact_url(url) if '://' in url else '(not a URL)'} is not a Redis URL; "
+            "use redis://[user:password@]host:port/db, rediss:// for TLS, or redis+cluster:// for a cluster"
+        )
+    import importlib.util
+
+    if importlib.util.find_spec("redis") is None:  # said here, naming the extra, rather than as a traceback later
+        raise ParameterError(
+            f"{ENV_CACHE_URL} is set but redis-py is not installed; pip install 'pflow-structure[redis]'"
+        )
+    return url
 
 
 def _filter_options(env: Mapping[str, str]) -> FilterOptions:

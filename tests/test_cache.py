@@ -465,6 +465,7 @@ def test_stats_counts_entries_bytes_and_expired(tmp_path: Path) -> None:
     clock.now = T0 + 25 * HOUR
     total = sum((tmp_path / "cache" / f"{i}.json").stat().st_size for i in ids)
     assert cache.stats() == {
+        "store": "file",
         "directory": str(tmp_path / "cache"),
         "entries": 3,
         "expired": 1,

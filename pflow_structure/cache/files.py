@@ -26,10 +26,10 @@ _NONBLOCK = getattr(os, "O_NONBLOCK", 0)
 
 
 class EntryInfo(NamedTuple):
-    """A cache file seen by a directory scan (no JSON parsing)."""
+    """A cache entry seen by a scan (no JSON parsing); ``path`` is None for an entry in Redis."""
 
     execution_id: str
-    path: Path
+    path: Path | None
     size: int
     created: float
 

@@ -140,6 +140,11 @@ class ExecutionCache:
         self.clock = clock
 
     @property
+    def location(self) -> str:
+        """Where entries live, fit to print (the directory)."""
+        return str(self.directory)
+
+    @property
     def fallback_directory(self) -> Path:
         """Where entries go when :attr:`directory` is not writable (resolved on first use)."""
         if self._fallback_directory is None:
@@ -308,6 +313,7 @@ class ExecutionCache:
             "ttl_hours": self.ttl_hours,
             "oldest": format_timestamp(infos[0].created) if infos else None,
             "newest": format_timestamp(infos[-1].created) if infos else None,
+            "store": "file",
         }
 
     def prune(self, *, keep: str | None = None) -> dict[str, int]:
@@ -320,7 +326,7 @@ class ExecutionCache:
         removed_expired = 0
         kept: list[EntryInfo] = []
         for info in self.scan():
-            if self.is_expired(info, now) and info.execution_id not in _HELD and unlink(info.path):
+            if self.is_expired(info, now) and info.execution_id not in _HELD and _unlink(info):
                 removed_expired += 1
             else:
                 kept.append(info)
@@ -329,7 +335,7 @@ class ExecutionCache:
         for info in kept:
             if total <= self.max_bytes:
                 break
-            if info.execution_id != keep and info.execution_id not in _HELD and unlink(info.path):
+            if info.execution_id != keep and info.execution_id not in _HELD and _unlink(info):
                 total -= info.size
                 evicted += 1
         for directory in self._directories():
@@ -342,7 +348,7 @@ class ExecutionCache:
 
     def clear(self) -> int:
         """Delete every entry; returns how many."""
-        return sum(1 for info in self.scan() if unlink(info.path))
+        return sum(1 for info in self.scan() if _unlink(info))
 
     def delete(self, execution_id: str) -> bool:
         validate_execution_id(execution_id)
@@ -368,3 +374,7 @@ class ExecutionCache:
                 self.prune(keep=keep)
         except (Timeout, OSError):
             return  # another process is pruning, or the lock is not ours to take
+
+
+def _unlink(info: EntryInfo) -> bool:
+    return info.path is not None and unlink(info.path)

@@ -29,7 +29,7 @@ def cache_list(ctx: click.Context, as_json: bool) -> None:
             "age_hours": round((now - info.created) / 3600, 2),
             "bytes": info.size,
             "expired": store.is_expired(info, now),
-            "path": str(info.path),
+            "path": str(info.path) if info.path is not None else None,
         }
         for info in infos
     ]
@@ -37,7 +37,7 @@ def cache_list(ctx: click.Context, as_json: bool) -> None:
         _echo_json(rows)
         return
     if not rows:
-        click.echo(f"No cached executions in {store.directory}")
+        click.echo(f"No cached executions in {store.location}")
     for row in rows:
         flag = "  expired" if row["expired"] else ""
         click.echo(f"{row['execution_id']}  {row['age_hours']:>7.2f} h  {row['bytes']:>10} B{flag}")
@@ -48,7 +48,7 @@ def cache_list(ctx: click.Context, as_json: bool) -> None:
 @click.pass_context
 @_fails_cleanly
 def cache_stats(ctx: click.Context, as_json: bool) -> None:
-    """Show the cache directory, entry count, size and limits."""
+    """Show where the cache is (directory, or Redis with PFLOW_STRUCTURE_CACHE_URL), entry count, size and limits."""
     stats = _settings(ctx).cache().stats()
     if as_json:
         _echo_json(stats)
@@ -77,5 +77,5 @@ def cache_clear(ctx: click.Context, yes: bool) -> None:
     """Delete every cached execution."""
     store = _settings(ctx).cache()
     if not yes:
-        click.confirm(f"Delete every cached execution in {store.directory}?", abort=True)
+        click.confirm(f"Delete every cached execution in {store.location}?", abort=True)
     click.echo(f"Deleted {store.clear()} entries.")

@@ -23,6 +23,7 @@ from pflow_structure.filtering.options import (
 
 if TYPE_CHECKING:
     from pflow_structure.field_stats import FieldSignals
+    from pflow_structure.filtering.decisions import DecisionStore
     from pflow_structure.filtering.heuristic import FieldChoice
 
 
@@ -116,7 +117,9 @@ def _llm_choice(
 
     model = llm.resolve_model(options.model or llm.DEFAULT_MODEL)
     fields = fields_of(structure)
-    cache = DecisionCache(options.decisions_dir) if options.decisions_dir is not None else None
+    cache: DecisionStore | None = options.decision_store
+    if cache is None and options.decisions_dir is not None:
+        cache = DecisionCache(options.decisions_dir)
     key = decision_key(node_type, model, llm.PROMPT_VERSION, structure, fields)
     if cache is not None:
         kept = cache.get(key)

@@ -18,7 +18,7 @@ import tempfile
 import time
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 DEFAULT_TTL_DAYS = 30.0
 FORMAT_VERSION = 1
@@ -31,6 +31,14 @@ def decision_key(
     shape = sorted((path, str(structure[path].get("type", ""))) for path in fields)
     material = json.dumps([FORMAT_VERSION, node_type, model, prompt_version, shape], ensure_ascii=True)
     return hashlib.sha256(material.encode("ascii")).hexdigest()
+
+
+class DecisionStore(Protocol):
+    """Where decisions are kept: :class:`DecisionCache` (files), or Redis when instances share a cache."""
+
+    def get(self, key: str) -> list[str] | None: ...
+
+    def put(self, key: str, kept: Sequence[str], **about: Any) -> bool: ...
 
 
 class DecisionCache:

@@ -7,7 +7,10 @@ import them from here, without importing each other.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import NamedTuple
+from typing import TYPE_CHECKING, NamedTuple
+
+if TYPE_CHECKING:
+    from pflow_structure.filtering.decisions import DecisionStore
 
 MODES = ("auto", "llm", "heuristic", "off")
 DEFAULT_TARGET = 40
@@ -26,3 +29,4 @@ class FilterOptions(NamedTuple):
     timeout: float = DEFAULT_TIMEOUT
     api_base: str | None = None
     decisions_dir: Path | None = None
+    decision_store: DecisionStore | None = None  # wins over decisions_dir (Redis, shared by instances)

@@ -50,11 +50,22 @@ def new_server(name: str, instructions: str, host: str) -> Any:
 
 
 def http_app(server: Any, host: str) -> Any:
-    """The streamable-HTTP ASGI app (path ``/mcp``); mcp 2.x takes ``host`` here instead."""
+    """The streamable-HTTP ASGI app (path ``/mcp``), stateless with plain JSON answers.
+
+    Stateless: no session lives in the process, so any instance behind a load balancer answers any
+    request (no affinity); JSON: each POST gets one JSON reply, not an SSE stream. mcp 2.x takes both
+    (and ``host``) as arguments here; 1.x reads them from the server's settings.
+    """
     import inspect
 
-    if "host" in inspect.signature(server.streamable_http_app).parameters:
-        return server.streamable_http_app(host=host)
+    accepted = inspect.signature(server.streamable_http_app).parameters
+    if "stateless_http" in accepted:
+        options = {"stateless_http": True, "json_response": True}
+        if "host" in accepted:
+            options["host"] = host  # type: ignore[assignment]
+        return server.streamable_http_app(**options)
+    server.settings.stateless_http = True
+    server.settings.json_response = True
     return server.streamable_http_app()
 
 

@@ -230,6 +230,7 @@ def compact_json(value: Any) -> str:
 
 
 LOOPBACK = ("127.0.0.1", "localhost", "::1")
+KEEP_ALIVE_SECONDS = 75
 
 
 def serve_http(settings: Settings | None, host: str, port: int, token: str | None) -> None:
@@ -239,7 +240,15 @@ def serve_http(settings: Settings | None, host: str, port: int, token: str | Non
     from pflow_structure.mcp.compat import http_app
 
     app = http_app(build_server(settings, host=host), host)
-    uvicorn.run(BearerAuth(app, token) if token else app, host=host, port=port, log_level="warning")
+    # Keep-alive longer than a client's idle pool (httpx: 5 s) and a load balancer's idle timeout (often
+    # 60 s): with uvicorn's 5 s default, a reused connection can close under a request in flight.
+    uvicorn.run(
+        BearerAuth(app, token) if token else app,
+        host=host,
+        port=port,
+        log_level="warning",
+        timeout_keep_alive=KEEP_ALIVE_SECONDS,
+    )
 
 
 class BearerAuth:

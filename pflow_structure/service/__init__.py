@@ -10,7 +10,7 @@ import os
 from collections.abc import Mapping, Sequence
 from typing import Any, NamedTuple
 
-from pflow_structure.cache.store import ExecutionCache
+from pflow_structure.cache.backend import CacheBackend
 from pflow_structure.encoding.binary import restore_binary
 from pflow_structure.errors import NodeExecutionError, ParameterError, PathNotFoundError, PathSyntaxError
 from pflow_structure.paths import resolve
@@ -22,7 +22,7 @@ def registry_run(
     parameters: Mapping[str, Any] | None = None,
     *,
     settings: Settings | None = None,
-    cache: ExecutionCache | None = None,
+    cache: CacheBackend | None = None,
     all_fields: bool = False,
 ) -> dict[str, Any]:
     """Run a node, cache what it wrote, and return its structure (no values).
@@ -124,7 +124,7 @@ def store_outputs(
     outputs: Any,
     *,
     settings: Settings | None = None,
-    cache: ExecutionCache | None = None,
+    cache: CacheBackend | None = None,
     execution_id: str | None = None,
     all_fields: bool = False,
 ) -> dict[str, Any]:
@@ -157,7 +157,7 @@ def capture_outputs(
     outputs: Any,
     *,
     settings: Settings | None = None,
-    cache: ExecutionCache | None = None,
+    cache: CacheBackend | None = None,
     execution_id: str | None = None,
     all_fields: bool = False,
 ) -> CapturedOutputs:
@@ -256,7 +256,7 @@ def read_fields(
     limit: int | None = None,
     offset: int = 0,
     settings: Settings | None = None,
-    cache: ExecutionCache | None = None,
+    cache: CacheBackend | None = None,
 ) -> dict[str, Any]:
     """Read chosen values from an execution: ``{path: value}``.
 
@@ -281,7 +281,7 @@ def read_fields_detailed(
     limit: int | None = None,
     offset: int = 0,
     settings: Settings | None = None,
-    cache: ExecutionCache | None = None,
+    cache: CacheBackend | None = None,
 ) -> FieldReadout:
     """Like :func:`read_fields`, and says why each ``None`` is ``None``."""
     if isinstance(field_paths, (str, bytes)):

@@ -20,7 +20,8 @@ import weakref
 from collections.abc import ItemsView, Iterator, KeysView, Mapping, ValuesView
 from typing import Any, NoReturn
 
-from pflow_structure.cache.store import ExecutionCache, hold_execution, release_execution
+from pflow_structure.cache.backend import CacheBackend
+from pflow_structure.cache.store import hold_execution, release_execution
 
 STRUCTURE_KEY = "_structure"
 EXECUTION_ID_KEY = "_execution_id"
@@ -44,7 +45,7 @@ class CachedOutputs(dict):  # type: ignore[type-arg]
     execution_id: str
     node_id: str | None
     summary: dict[str, Any]
-    _cache: ExecutionCache
+    _cache: CacheBackend
     _order: tuple[str, ...]
     _lazy: frozenset[str]
 
@@ -55,7 +56,7 @@ class CachedOutputs(dict):  # type: ignore[type-arg]
         *,
         structure: Mapping[str, Any],
         inline: Mapping[str, Any] | None = None,
-        cache: ExecutionCache,
+        cache: CacheBackend,
         node_id: str | None = None,
         summary: Mapping[str, Any] | None = None,
     ) -> None:
@@ -243,7 +244,7 @@ class CachedOutputs(dict):  # type: ignore[type-arg]
 class _Unexpiring:
     """The cache as the view reads it: TTL not checked (see :meth:`CachedOutputs.read_detailed`)."""
 
-    def __init__(self, cache: ExecutionCache) -> None:
+    def __init__(self, cache: CacheBackend) -> None:
         self.cache = cache
 
     def get(self, execution_id: str) -> Any:
