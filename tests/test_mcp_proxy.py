@@ -25,7 +25,7 @@ from tests.conftest import REPO
 
 NPM_INSTALL = (
     "npm install --prefix .npm-servers @modelcontextprotocol/server-filesystem@2026.8.31 "
-    "@modelcontextprotocol/server-memory@2026.8.31"
+    "@modelcontextprotocol/server-memory@2026.8.31 @modelcontextprotocol/server-everything@2026.8.31"
 )
 FAULTY = [sys.executable, str(REPO / "tests" / "servers" / "faulty_mcp_server.py")]
 PROXY = [sys.executable, "-m", "pflow_structure", "proxy"]

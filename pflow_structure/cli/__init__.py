@@ -5,7 +5,8 @@
 - :mod:`~pflow_structure.cli.read_fields`: what ``read-fields`` prints (click-free, shared).
 - :mod:`~pflow_structure.cli.common`: the click group and what every command shares.
 - :mod:`~pflow_structure.cli.app`: the core commands, and the whole command line assembled.
-- ``cache_commands``, ``discovery_commands``, ``format_commands``: command groups.
+- ``cache_commands``, ``discovery_commands``, ``format_commands``: command groups; ``proxy_command``:
+  ``proxy`` (a stdio or remote MCP server behind structure-first answers).
 
 This module imports nothing, so the entry point stays click-free; ``pflow_structure.cli.main``
 (the click group, for ``CliRunner``) loads the command line on first use.
@@ -18,7 +19,16 @@ from typing import Any
 # `from pflow_structure.cli import entry` asks this module for the name before importing the
 # submodule: answer "no such attribute" for submodules, so that importing one never loads click.
 _SUBMODULES = frozenset(
-    ("app", "cache_commands", "common", "discovery_commands", "entry", "format_commands", "read_fields")
+    (
+        "app",
+        "cache_commands",
+        "common",
+        "discovery_commands",
+        "entry",
+        "format_commands",
+        "proxy_command",
+        "read_fields",
+    )
 )
 
 

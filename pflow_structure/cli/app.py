@@ -3,7 +3,7 @@
 Exit codes: 0 success, 1 failure (message on stderr), 2 usage error. This package is the
 only one that imports click; the service is imported inside each command so that
 ``read-fields`` starts fast. This module holds the core commands (run, read-fields, serve,
-proxy, pflow) and imports the command groups that live in their own modules, so
+pflow) and imports the command groups that live in their own modules, so
 ``pflow_structure.cli.app.main`` is the whole command line.
 """
 
@@ -18,7 +18,12 @@ from typing import Any
 
 import click
 
-from pflow_structure.cli import cache_commands, discovery_commands, format_commands  # noqa: F401  (register)
+from pflow_structure.cli import (  # noqa: F401  (register)
+    cache_commands,
+    discovery_commands,
+    format_commands,
+    proxy_command,
+)
 from pflow_structure.cli.common import (
     CONTEXT_SETTINGS,
     _echo_json,
@@ -225,45 +230,6 @@ def serve(ctx: click.Context, use_http: bool, host: str, port: int, token: str |
         )
     click.echo(f"pflow-structure MCP server at http://{host}:{port}/mcp", err=True)
     serve_http(_settings(ctx), host, port, token)
-
-
-@main.command(context_settings={**CONTEXT_SETTINGS, "ignore_unknown_options": True, "allow_interspersed_args": False})
-@click.option(
-    "--budget",
-    type=click.IntRange(1),
-    default=1000,
-    show_default=True,
-    envvar="PFLOW_STRUCTURE_PROXY_BUDGET",
-    help="Largest result shown as is, in o200k tokens [env PFLOW_STRUCTURE_PROXY_BUDGET]; larger ones are "
-    "cached and answered with their structure.",
-)
-@click.option(
-    "--start-timeout",
-    type=click.FloatRange(min=1),
-    default=60.0,
-    show_default=True,
-    help="Seconds the downstream server may take to start and answer the MCP handshake.",
-)
-@click.argument("command", nargs=-1, required=True, type=click.UNPROCESSED, metavar="-- COMMAND [ARGS]...")
-@click.pass_context
-@_fails_cleanly
-def proxy(ctx: click.Context, budget: int, start_timeout: float, command: Sequence[str]) -> None:
-    """Put any stdio MCP server behind structure-first answers.
-
-    Starts COMMAND as the downstream server and offers its tools (same names, descriptions,
-    input schemas) plus read_fields; prompts and resources pass through. A result of at most
-    --budget tokens comes back as is (JSON re-encoded compactly when smaller); a larger one
-    is cached and answered with an execution id and its structure. If shaping a result fails,
-    the original comes back and a line goes to the failure log (PFLOW_STRUCTURE_FAILURE_LOG,
-    default ~/.pflow/logs/pflow-structure-failures.jsonl). In an MCP client's configuration:
-
-    \b
-      {"command": "pflow-structure",
-       "args": ["proxy", "--", "npx", "-y", "@modelcontextprotocol/server-filesystem", "/path/to/dir"]}
-    """
-    from pflow_structure.mcp.proxy import run
-
-    run(list(command), _settings(ctx), budget=budget, start_timeout=start_timeout)
 
 
 @main.command(

@@ -25,7 +25,11 @@ import re
 from collections.abc import Callable
 from typing import Any, NamedTuple
 
+from pflow_structure.errors import ParameterError
+from pflow_structure.render.fields_text import READ_FORMAT_DESCRIPTION, READ_FORMATS
+
 DEFAULT_BUDGET = 1000
+READ_TOOL = "read_fields"
 
 TokenCounter = Callable[[str], int]
 Store = Callable[[str, dict[str, Any], Any], dict[str, Any]]
@@ -260,3 +264,48 @@ def shape_result(
     if "_meta" in result:
         shaped["_meta"] = result["_meta"]
     return Shaped(shaped, "cached", tokens_in, count(text))
+
+
+# -- the tool the proxy adds ---------------------------------------------------------------
+
+READ_TOOL_DESCRIPTION = (
+    "Read values from a result the proxy cached because it was too large to show. Give the execution_id from "
+    "that answer and the paths you need, as its structure lists them: {path: value}; null where a path finds "
+    "nothing."
+)
+READ_TOOL_SCHEMA = {
+    "type": "object",
+    "properties": {
+        "execution_id": {"type": "string", "description": "The execution_id from the cached answer."},
+        "field_paths": {
+            "type": "array",
+            "items": {"type": "string"},
+            "description": "Paths to read, e.g. ['result[0].name', 'result[*].name']: [*] for every item, "
+            "negative indices, or JSONPath starting with $.",
+        },
+        "limit": {"type": "integer", "minimum": 0, "description": "Most items returned per [*] or JSONPath path."},
+        "offset": {"type": "integer", "minimum": 0, "description": "Items to skip first, for paging [*] paths."},
+        "format": {
+            "type": "string",
+            "enum": list(READ_FORMATS),
+            "description": READ_FORMAT_DESCRIPTION,
+        },
+    },
+    "required": ["execution_id", "field_paths"],
+}
+
+
+def read_arguments(arguments: dict[str, Any]) -> tuple[str, list[str], int | None, int]:
+    execution_id = arguments.get("execution_id")
+    paths = arguments.get("field_paths")
+    if not isinstance(execution_id, str) or not execution_id:
+        raise ParameterError("execution_id is required: the execution_id from the cached answer")
+    if isinstance(paths, str):
+        paths = [paths]
+    if not isinstance(paths, list) or not all(isinstance(path, str) for path in paths):
+        raise ParameterError('field_paths must be a list of paths, e.g. ["result[0].name"]')
+    limit, offset = arguments.get("limit"), arguments.get("offset", 0)
+    for label, number in (("limit", limit), ("offset", offset)):
+        if number is not None and (not isinstance(number, int) or isinstance(number, bool) or number < 0):
+            raise ParameterError(f"{label} must be a whole number of at least 0, not {number!r}")
+    return execution_id, paths, limit, offset or 0

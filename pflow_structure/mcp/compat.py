@@ -8,6 +8,8 @@ field names, ``ClientSession``, ``stdio_client``) has the same spelling in both.
 
 from __future__ import annotations
 
+import contextlib
+from collections.abc import AsyncIterator
 from typing import Any
 
 
@@ -69,138 +71,111 @@ def http_app(server: Any, host: str) -> Any:
     return server.streamable_http_app()
 
 
-# The low-level server, for the proxy: handlers take the request's params and return a result
-# model. mcp 1.x registers them in ``Server.request_handlers`` keyed by request class and wraps
-# results in ``ServerResult``; mcp 2.x takes them as ``on_*`` constructor arguments.
-_LOWLEVEL = {
-    "tools/list": ("on_list_tools", "ListToolsRequest"),
-    "tools/call": ("on_call_tool", "CallToolRequest"),
-    "prompts/list": ("on_list_prompts", "ListPromptsRequest"),
-    "prompts/get": ("on_get_prompt", "GetPromptRequest"),
-    "resources/list": ("on_list_resources", "ListResourcesRequest"),
-    "resources/templates/list": ("on_list_resource_templates", "ListResourceTemplatesRequest"),
-    "resources/read": ("on_read_resource", "ReadResourceRequest"),
-}
-
-
-def lowlevel_server(name: str, version: str, instructions: str | None, handlers: dict[str, Any]) -> Any:
-    """A low-level ``Server`` answering the methods in ``handlers`` (keys as in ``_LOWLEVEL``)."""
-    import inspect
-
-    from mcp import types
-    from mcp.server.lowlevel import Server
-
-    unknown = set(handlers) - set(_LOWLEVEL)
-    if unknown:
-        raise ValueError(f"no low-level handler for {sorted(unknown)}")
-    if "on_call_tool" in inspect.signature(Server.__init__).parameters:  # mcp 2.x
-        options = {_LOWLEVEL[method][0]: _drop_context(handler) for method, handler in handlers.items()}
-        return Server(name, version=version, instructions=instructions, **options)
-    server = Server(name, version=version, instructions=instructions)
-    for method, handler in handlers.items():
-        request_class = getattr(types, _LOWLEVEL[method][1])
-        handlers_1x = server.request_handlers  # type: ignore[attr-defined,unused-ignore]  # mcp 1.x only
-        handlers_1x[request_class] = _wrap_result(handler, types.ServerResult)
-    return server
-
-
-def _drop_context(handler: Any) -> Any:
-    async def call(_context: Any, params: Any) -> Any:
-        return await handler(params)
-
-    return call
-
-
-def _wrap_result(handler: Any, server_result: Any) -> Any:
-    async def call(request: Any) -> Any:
-        return server_result(await handler(request.params))
-
-    return call
-
-
-async def run_stdio(server: Any, *, linger: float = 1.0) -> None:
-    """Serve a low-level server on this process's stdin and stdout until the client leaves.
-
-    When stdin ends, handlers still running get ``linger`` seconds and are then cancelled:
-    mcp before 1.30 would otherwise wait for them (forever, for a downstream call that hangs).
-    """
-    import anyio
-    from mcp.server.stdio import stdio_server
-
-    async with stdio_server() as (read_stream, write_stream):
-        send, receive = anyio.create_memory_object_stream[Any](16)
-        async with anyio.create_task_group() as group:
-
-            async def relay_then_stop() -> None:
-                await relay(read_stream, send)
-                await anyio.sleep(linger)
-                group.cancel_scope.cancel()
-
-            group.start_soon(relay_then_stop)
-            await server.run(receive, write_stream, server.create_initialization_options())
-            group.cancel_scope.cancel()
-
-
-async def relay(source: Any, sink: Any) -> None:
-    """Pass every message from ``source`` to ``sink`` until ``source`` ends; then close ``sink``.
-
-    Between the SDK's stream and a session, so the caller knows the moment the other side's
-    output ends (the proxy: its downstream exited; the server: its client left)."""
-    import anyio
-
-    try:
-        async with sink:
-            async for message in source:
-                await sink.send(message)
-    except (anyio.ClosedResourceError, anyio.BrokenResourceError, anyio.EndOfStream):
-        pass
-
-
-def protocol_error_class() -> type[Exception]:
-    """The exception a session raises for a JSON-RPC error (``MCPError`` in 2.x, ``McpError`` in 1.x);
-    raised from a server handler, it becomes the same JSON-RPC error for our client."""
-    from mcp.shared import exceptions
-
-    found: type[Exception] = getattr(exceptions, "MCPError", None) or getattr(exceptions, "McpError")  # noqa: B009
-    return found
-
-
 def to_dict(model: Any) -> dict[str, Any]:
     """A protocol object as its JSON form (camelCase keys in both majors)."""
     found: dict[str, Any] = model.model_dump(by_alias=True, exclude_none=True, mode="json")
     return found
 
 
-def protocol_error(code: int, message: str) -> Exception:
-    """A JSON-RPC error to raise from a low-level handler."""
-    from mcp.types import ErrorData
+# -- the proxy's transports, as streams of JSON-RPC messages ----------------------------------
+# The proxy relays messages (dicts) between its client and its upstream; these are the only
+# places that know the SDK's message classes and client transports.
 
-    cls: Any = protocol_error_class()
-    try:
-        return cls(ErrorData(code=code, message=message))  # type: ignore[no-any-return]  # mcp 1.x
-    except TypeError:
-        return cls(code, message)  # type: ignore[no-any-return]  # mcp 2.x
+SSE_READ_TIMEOUT = 300.0  # seconds an open event stream may stay silent (the SDK's own default)
 
 
-def paged(method: Any, params: Any) -> Any:
-    """Call a client ``list_*`` method with the request's paging params: ``params=`` where the SDK
-    takes it (mcp 2.x and later 1.x), else the plain ``cursor`` of earlier 1.x releases."""
-    import inspect
-
-    if "params" in inspect.signature(method).parameters:
-        return method(params=params)
-    return method(getattr(params, "cursor", None))
+def message_dict(message: Any) -> dict[str, Any]:
+    """A ``SessionMessage``'s JSON-RPC message as its JSON form (1.x wraps it in a root model)."""
+    found: dict[str, Any] = message.message.model_dump(by_alias=True, mode="json", exclude_unset=True)
+    return found
 
 
-async def call_tool_unchecked(session: Any, name: str, arguments: dict[str, Any]) -> Any:
-    """``tools/call`` without the client's check of ``structuredContent`` against the tool's output
-    schema (``ClientSession.call_tool`` raises on a mismatch, and 1.x lists the tools first): the
-    proxy passes results on, and its own client sees no output schema."""
+def session_message(data: dict[str, Any]) -> Any:
+    """A JSON-RPC message (a dict) as the ``SessionMessage`` the SDK's streams carry."""
     from mcp import types
+    from mcp.shared.message import SessionMessage
 
-    request: Any = types.CallToolRequest(
-        method="tools/call", params=types.CallToolRequestParams(name=name, arguments=arguments)
-    )
-    if isinstance(types.ClientRequest, type):  # mcp 1.x wraps requests in a root model
-        request = types.ClientRequest(request)
-    return await session.send_request(request, types.CallToolResult)
+    adapter = getattr(types, "jsonrpc_message_adapter", None)  # mcp 2.x: the message is a plain union
+    if adapter is not None:
+        return SessionMessage(adapter.validate_python(data))
+    return SessionMessage(types.JSONRPCMessage.model_validate(data))  # type: ignore[attr-defined,unused-ignore]
+
+
+@contextlib.asynccontextmanager
+async def as_dicts(read_stream: Any, write_stream: Any) -> AsyncIterator[tuple[Any, Any]]:
+    """The SDK's ``SessionMessage`` streams as (receive, send) streams of dicts; an exception the
+    transport reports comes through as it is. Closing ``send`` closes ``write_stream``."""
+    import anyio
+
+    incoming_send, incoming = anyio.create_memory_object_stream[Any](64)
+    outgoing, outgoing_receive = anyio.create_memory_object_stream[Any](64)
+    closed = (anyio.ClosedResourceError, anyio.BrokenResourceError, anyio.EndOfStream)
+
+    async def pump_in() -> None:
+        async with incoming_send:
+            with contextlib.suppress(*closed):
+                async for item in read_stream:
+                    await incoming_send.send(item if isinstance(item, Exception) else message_dict(item))
+
+    async def pump_out() -> None:
+        with contextlib.suppress(*closed):
+            async with outgoing_receive, write_stream:
+                async for message in outgoing_receive:
+                    await write_stream.send(session_message(message))
+
+    async with anyio.create_task_group() as group:
+        group.start_soon(pump_in)
+        group.start_soon(pump_out)
+        try:
+            yield incoming, outgoing
+        finally:
+            group.cancel_scope.cancel()
+
+
+def open_http(url: str, transport: str, headers: dict[str, str], timeout: float, on_response: Any) -> Any:
+    """Connect to ``url`` (``"streamable-http"`` or ``"sse"``) and yield (receive, send) streams of dicts.
+
+    ``timeout`` bounds connecting, sending and each wait for an answer; an event stream may stay
+    silent ``SSE_READ_TIMEOUT``. ``on_response(response)`` sees every HTTP response (the proxy
+    reads 401 and 403 from it: the SDK turns them into a generic error)."""
+    from mcp.shared import _httpx_utils
+
+    httpx_module: Any = getattr(_httpx_utils, "httpx2", None) or _httpx_utils.httpx  # type: ignore[attr-defined,unused-ignore]
+
+    def factory(headers: Any = None, timeout: Any = None, auth: Any = None) -> Any:
+        client = _httpx_utils.create_mcp_http_client(headers=headers, timeout=timeout, auth=auth)
+        client.event_hooks = {**client.event_hooks, "response": [*client.event_hooks["response"], on_response]}
+        return client
+
+    @contextlib.asynccontextmanager
+    async def connect() -> Any:
+        async with sdk_streams() as (read_stream, write_stream), as_dicts(read_stream, write_stream) as streams:
+            yield streams
+
+    @contextlib.asynccontextmanager
+    async def sdk_streams() -> Any:
+        if transport == "sse":
+            from mcp.client.sse import sse_client
+
+            read_timeout = max(timeout, SSE_READ_TIMEOUT)
+            async with sse_client(
+                url, headers=headers, timeout=timeout, sse_read_timeout=read_timeout, httpx_client_factory=factory
+            ) as streams:
+                yield streams[0], streams[1]
+            return
+        from mcp.client import streamable_http
+
+        if hasattr(streamable_http, "streamable_http_client"):  # mcp 2.x: the caller brings the client
+            limits = httpx_module.Timeout(timeout, read=max(timeout, SSE_READ_TIMEOUT))
+            async with (
+                factory(headers=headers, timeout=limits) as client,
+                streamable_http.streamable_http_client(url, http_client=client) as streams,
+            ):
+                yield streams[0], streams[1]
+            return
+        async with streamable_http.streamablehttp_client(  # type: ignore[attr-defined,unused-ignore]  # mcp 1.x
+            url, headers=headers, timeout=timeout, sse_read_timeout=SSE_READ_TIMEOUT, httpx_client_factory=factory
+        ) as streams:
+            yield streams[0], streams[1]
+
+    return connect()

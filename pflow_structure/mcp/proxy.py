@@ -1,345 +1,304 @@
-"""``pflow-structure proxy -- COMMAND ARGS...``: any stdio MCP server, answering structure first.
+"""``pflow-structure proxy``: any MCP server, answering structure first, transparent otherwise.
 
-The proxy starts the downstream server as a subprocess and serves, on its own stdin/stdout,
-the downstream's tools (same names, descriptions and input schemas) plus ``read_fields``;
-prompts and resources pass through unchanged. Each tool result goes through
-:func:`pflow_structure.mcp.answers.shape_result`: small results come back as they are (or as
-compact JSON when that is smaller), large ones are cached and answered with an execution id
-and their structure.
+The proxy relays JSON-RPC messages between its client (on its own stdin/stdout) and the
+server behind it (:mod:`pflow_structure.mcp.downstream`: a command over stdio, or a URL over
+streamable HTTP or HTTP+SSE). It shapes three things and passes everything else on as it is,
+both ways:
 
-Never worse than no proxy: a failure while shaping a result answers with the downstream
-result unchanged and appends a line to the failure log. A downstream that exits is reported
-as a tool error naming its command, and started again on the next request.
+- ``initialize``: the client's own parameters (capabilities included) go to the server, whose
+  answer comes back with our name, instructions and the ``tools`` capability added;
+- ``tools/list``: the server's tools (declared output schemas removed: a structure answer would
+  not match them) plus ``read_fields``;
+- ``tools/call``: each result goes through :func:`pflow_structure.mcp.answers.shape_result`
+  (small ones as they are or compact, large ones cached and answered with an execution id and
+  their structure); ``read_fields`` is answered here.
 
-Declared output schemas are removed from the tool list: a structure answer would not match
-them, and a client that validates ``structuredContent`` would reject it.
+Everything else passes through (progress, cancellations with their ids translated, logging,
+resource updates, list changes, the server's sampling, roots and elicitation requests), as each
+peer's declared capabilities decide. On ``tools/list_changed`` the proxy lists the tools again
+(to keep its read tool's name free), then tells the client.
+
+Never worse than no proxy: a failure while shaping a result answers with the result unchanged
+and appends a line to the failure log. A server that exits or drops its session is reported
+as a tool error naming it, and reached again on the next request.
 """
 
 from __future__ import annotations
 
 import contextlib
-import functools
+import itertools
 import json
-import os
-import shlex
 import sys
-from collections.abc import Awaitable, Callable
-from typing import Any
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
 
 import anyio
 
 from pflow_structure.errors import ParameterError, StructureError
-from pflow_structure.mcp.answers import DEFAULT_BUDGET, shape_result
-from pflow_structure.render.failure_log import append_failure, failure_record
-from pflow_structure.render.fields_text import READ_FORMAT_DESCRIPTION, READ_FORMATS
-from pflow_structure.settings import Settings
+from pflow_structure.mcp.answers import DEFAULT_BUDGET, READ_TOOL, READ_TOOL_DESCRIPTION, READ_TOOL_SCHEMA, shape_result
+from pflow_structure.mcp.downstream import DEFAULT_START_TIMEOUT, Downstream, DownstreamError, Session
+from pflow_structure.mcp.remote import Upstream
 
-READ_TOOL = "read_fields"
+if TYPE_CHECKING:
+    from pflow_structure.settings import Settings
+
+__all__ = ["DEFAULT_START_TIMEOUT", "DownstreamError", "Proxy", "run", "serve"]
+
 INTERNAL_ERROR = -32603
-DEFAULT_START_TIMEOUT = 60.0
 MAX_TOOL_PAGES = 100
-GRACE = 5.0  # seconds an in-flight request may still take after the downstream's output ended
 EXACT_COUNT_CHARS = 4_000_000
+LEAVING_CHECK = 2.0  # seconds to tell a command that failed from a client that left before initialize
 
-READ_TOOL_DESCRIPTION = (
-    "Read values from a result the proxy cached because it was too large to show. Give the execution_id from "
-    "that answer and the paths you need, as its structure lists them: {path: value}; null where a path finds "
-    "nothing."
+INSTRUCTIONS = (
+    "Answers from this server come through pflow-structure: a result too large to show comes back as an "
+    "execution_id and its structure (template paths such as result[0].name with types and counts); call "
+    "{read_tool} with that execution_id and only the paths you need."
 )
-READ_TOOL_SCHEMA = {
-    "type": "object",
-    "properties": {
-        "execution_id": {"type": "string", "description": "The execution_id from the cached answer."},
-        "field_paths": {
-            "type": "array",
-            "items": {"type": "string"},
-            "description": "Paths to read, e.g. ['result[0].name', 'result[*].name']: [*] for every item, "
-            "negative indices, or JSONPath starting with $.",
-        },
-        "limit": {"type": "integer", "minimum": 0, "description": "Most items returned per [*] or JSONPath path."},
-        "offset": {"type": "integer", "minimum": 0, "description": "Items to skip first, for paging [*] paths."},
-        "format": {
-            "type": "string",
-            "enum": list(READ_FORMATS),
-            "description": READ_FORMAT_DESCRIPTION,
-        },
-    },
-    "required": ["execution_id", "field_paths"],
-}
 
 
-class DownstreamError(Exception):
-    """The downstream server could not be started, or exited; the message names its command."""
+def _error(request_id: Any, message: str, code: int = INTERNAL_ERROR) -> dict[str, Any]:
+    return {"jsonrpc": "2.0", "id": request_id, "error": {"code": code, "message": message}}
 
 
-class _Connection:
-    """One run of the downstream process and its client session, owned by one task.
-
-    The owning task enters the SDK's ``stdio_client`` and ``ClientSession`` and stays inside
-    them until the connection is closed or the process's output ends; other tasks send
-    requests through ``session``. ``dead`` is set the moment the output ends: no new request
-    gets this connection. Requests in flight get what the process wrote before it exited (the
-    session delivers it, then fails the rest with "Connection closed"); the owner leaves the
-    session only when they are done, or after ``GRACE`` seconds.
-    """
-
-    def __init__(self) -> None:
-        self.ready = anyio.Event()
-        self.dead = anyio.Event()
-        self.closed = anyio.Event()
-        self.session: Any = None
-        self.init: dict[str, Any] = {}
-        self.error: BaseException | None = None
-        self.in_flight = 0
-
-    async def own(self, command: list[str], start_timeout: float) -> None:
-        from mcp import ClientSession, StdioServerParameters
-        from mcp.client.stdio import stdio_client
-
-        from pflow_structure.mcp.compat import to_dict
-
-        parameters = StdioServerParameters(command=command[0], args=command[1:], env=dict(os.environ))
-        try:
-            async with stdio_client(parameters) as (read_stream, write_stream):
-                relay_send, relay_receive = anyio.create_memory_object_stream[Any](16)
-                async with anyio.create_task_group() as group:
-                    group.start_soon(self._relay, read_stream, relay_send)
-                    async with ClientSession(relay_receive, write_stream) as session:
-                        with anyio.fail_after(start_timeout):
-                            self.init = to_dict(await session.initialize())
-                        self.session = session
-                        self.ready.set()
-                        await self.dead.wait()
-                        with anyio.move_on_after(GRACE):
-                            while self.in_flight:
-                                await anyio.sleep(0.02)
-                    group.cancel_scope.cancel()
-        except Exception as exc:
-            self.error = exc
-        finally:
-            self.dead.set()
-            self.ready.set()
-            self.closed.set()
-
-    async def _relay(self, source: Any, sink: Any) -> None:
-        """Pass messages on; when the process's output ends, mark the connection dead."""
-        from pflow_structure.mcp.compat import relay
-
-        try:
-            await relay(source, sink)
-        finally:
-            self.dead.set()
-
-
-class Downstream:
-    """The downstream server: started on first use, started again after it exits."""
-
-    def __init__(self, command: list[str], group: Any, *, start_timeout: float = DEFAULT_START_TIMEOUT) -> None:
-        if not command:
-            raise ParameterError("no downstream command: put it after --, e.g. proxy -- npx -y some-mcp-server")
-        self.command = list(command)
-        self.group = group
-        self.start_timeout = start_timeout
-        self.starts = 0
-        self._connection: _Connection | None = None
-        self._lock = anyio.Lock()
-
-    @property
-    def name(self) -> str:
-        return shlex.join(self.command)
-
-    async def connection(self) -> _Connection:
-        async with self._lock:
-            if self._connection is None or self._connection.dead.is_set():
-                self._connection = await self._start()
-            return self._connection
-
-    async def _start(self) -> _Connection:
-        connection = _Connection()
-        self.starts += 1
-        self.group.start_soon(connection.own, self.command, self.start_timeout)
-        await connection.ready.wait()
-        if connection.error is not None or connection.session is None:
-            reason = _describe(connection.error) if connection.error else "it exited during start-up"
-            raise DownstreamError(
-                f"could not start the downstream MCP server `{self.name}`: {reason}. Check the command after "
-                "`--` (is it installed and on PATH? does it run on its own?)"
-            )
-        return connection
-
-    async def request(self, call: Callable[[Any], Awaitable[Any]]) -> Any:
-        """``call(session)`` on a live connection; DownstreamError when the process exits meanwhile."""
-        from pflow_structure.mcp.compat import protocol_error_class
-
-        connection = await self.connection()
-        outcome: dict[str, Any] = {}
-
-        async def send(scope: Any) -> None:
-            connection.in_flight += 1
-            try:
-                outcome["value"] = await call(connection.session)
-            except Exception as exc:
-                outcome["error"] = exc
-            finally:
-                connection.in_flight -= 1
-            scope.cancel()
-
-        async def watch(scope: Any) -> None:
-            await connection.dead.wait()
-            await anyio.sleep(GRACE)  # an answer written before the exit still arrives
-            scope.cancel()
-
-        async with anyio.create_task_group() as group:
-            group.start_soon(send, group.cancel_scope)
-            group.start_soon(watch, group.cancel_scope)
-        error = outcome.get("error")
-        if "value" in outcome:
-            return outcome["value"]
-        if connection.dead.is_set() and (error is None or _connection_closed(error)):
-            raise DownstreamError(
-                f"the downstream MCP server `{self.name}` exited; it will be started again on the next call"
-            )
-        if isinstance(error, protocol_error_class()):
-            raise error
-        raise DownstreamError(f"the downstream MCP server `{self.name}` failed: {_describe(error)}")
-
-    async def close(self) -> None:
-        if self._connection is not None:
-            self._connection.dead.set()
-            await self._connection.closed.wait()
-
-
-def _connection_closed(error: BaseException) -> bool:
-    return "connection closed" in str(error).lower() or isinstance(
-        error, (anyio.ClosedResourceError, anyio.BrokenResourceError, anyio.EndOfStream)
-    )
-
-
-def _exception_group() -> Any:
-    import builtins
-
-    found = getattr(builtins, "BaseExceptionGroup", None)
-    if found is None:  # Python 3.10: anyio brings the backport
-        from exceptiongroup import BaseExceptionGroup as found  # type: ignore[import-not-found,no-redef,unused-ignore]
-    return found
-
-
-def _describe(error: BaseException | None) -> str:
-    group = _exception_group()
-    while isinstance(error, group) and len(error.exceptions) == 1:
-        error = error.exceptions[0]
-    if isinstance(error, TimeoutError):
-        return "it did not answer the MCP handshake in time"
-    return f"{type(error).__name__}: {error}" if error is not None else "unknown error"
+def _result(request_id: Any, result: dict[str, Any]) -> dict[str, Any]:
+    return {"jsonrpc": "2.0", "id": request_id, "result": result}
 
 
 class Proxy:
-    """The request handlers: pass through, shape tool results, serve read_fields."""
+    """The relay: the client's messages to the server and back, shaping what it shapes."""
 
-    def __init__(self, downstream: Downstream, settings: Settings, budget: int = DEFAULT_BUDGET) -> None:
-        self.downstream = downstream
-        self.settings = settings
+    def __init__(
+        self,
+        upstream: Upstream,
+        settings: Settings | None,
+        group: Any,
+        *,
+        budget: int = DEFAULT_BUDGET,
+        start_timeout: float = DEFAULT_START_TIMEOUT,
+    ) -> None:
+        self._settings = settings
         self.budget = budget
+        self.group = group
+        self.downstream = Downstream(upstream, group, self._from_downstream, start_timeout=start_timeout)
         self.read_tool = READ_TOOL
         self.shaped: list[str] = []  # kinds of the answers given, for tests and benchmarks
+        self.to_client: Any = None
+        self.initialized = False
+        self._read_tool_known = False
+        self._listing = anyio.Lock()
+        self._forwarded: dict[Any, tuple[Session, int]] = {}  # client's request id -> where it went
+        self._asked: dict[int, tuple[Session, Any]] = {}  # our id towards the client -> the server's request
+        self._ask_ids = itertools.count(1)
+        self._scopes: dict[Any, anyio.CancelScope] = {}  # client's request id -> its handler's scope
 
-    async def choose_read_tool(self) -> str:
-        """``read_fields``, or ``pflow_structure_read_fields`` when the downstream has a tool of that
-        name; decided once, over every page of the downstream's tool list."""
-        from mcp import types
+    @property
+    def settings(self) -> Settings:
+        if self._settings is None:
+            from pflow_structure.settings import Settings
 
-        from pflow_structure.mcp.compat import to_dict
+            self._settings = Settings.from_env()
+        return self._settings
 
-        names: set[str] = set()
+    # -- the client's side ----------------------------------------------------------------------
+    async def run(self, read_stream: Any, write_stream: Any) -> None:
+        """Relay until the client's input ends."""
+        self.to_client = write_stream
+        async for message in read_stream:
+            if isinstance(message, Exception):
+                continue  # a line that is not JSON-RPC: the SDK's server skips it too
+            if "method" in message and "id" in message:
+                self.group.start_soon(self._answer, message)
+            elif "method" in message:
+                await self._client_notification(message)
+            elif message.get("id") is not None:
+                await self._client_answer(message)
+
+    async def send_client(self, message: dict[str, Any]) -> None:
+        with contextlib.suppress(anyio.ClosedResourceError, anyio.BrokenResourceError):  # the client left
+            await self.to_client.send(message)
+
+    async def _answer(self, request: dict[str, Any]) -> None:
+        handlers = {
+            "initialize": self._initialize,
+            "ping": self._ping,
+            "tools/list": self._list_tools,
+            "tools/call": self._call_tool,
+        }
+        handler = handlers.get(request["method"], self._forward)
+        answer: dict[str, Any] | None = None
+        with anyio.CancelScope() as scope:  # cancelled when the client cancels the request
+            self._scopes[request["id"]] = scope
+            try:
+                answer = await handler(request)
+            except DownstreamError as exc:
+                answer = _error(request["id"], str(exc))
+                if request["method"] == "initialize":  # clients show a server's stderr in their logs
+                    print(f"pflow-structure proxy: {exc}", file=sys.stderr)
+            finally:
+                self._forwarded.pop(request["id"], None)
+                self._scopes.pop(request["id"], None)
+        if answer is not None:  # none for a cancelled request, as the protocol asks
+            await self.send_client(answer)
+
+    async def _client_notification(self, message: dict[str, Any]) -> None:
+        method = message["method"]
+        if method == "notifications/initialized":
+            return  # the server got its own right after initialize (and again after each reconnect)
+        if method == "notifications/cancelled":
+            params = dict(message.get("params") or {})
+            target = self._forwarded.get(params.get("requestId"))
+            scope = self._scopes.get(params.get("requestId"))
+            if scope is not None:
+                scope.cancel()  # no answer goes out for it
+            if target is not None:  # else ours (read_fields), or already answered
+                session, request_id = target
+                await self.downstream.send(session, {**message, "params": {**params, "requestId": request_id}})
+            return
+        current = self.downstream.current()
+        if current is not None:  # progress for a request of the server's, roots/list_changed, ...
+            await self.downstream.send(current, message)
+
+    async def _client_answer(self, message: dict[str, Any]) -> None:
+        """The client's answer to a request the server sent it (sampling, elicitation, roots)."""
+        target = self._asked.pop(message["id"], None)
+        if target is not None:
+            session, request_id = target
+            await self.downstream.send(session, {**message, "id": request_id})
+
+    # -- the server's side ----------------------------------------------------------------------
+    async def _from_downstream(self, message: dict[str, Any], session: Session) -> None:
+        """A message from the server that is not an answer to us; called in its read loop, so
+        anything that needs another answer from the server runs in a task of its own."""
+        method = message.get("method")
+        if method is None:
+            return  # an answer to a request that is no longer waiting
+        if "id" in message:
+            ask_id = next(self._ask_ids)
+            self._asked[ask_id] = (session, message["id"])
+            await self.send_client({**message, "id": ask_id})
+        elif method == "notifications/tools/list_changed":
+            self.group.start_soon(self._tools_changed, message)
+        elif method == "notifications/cancelled":
+            params = dict(message.get("params") or {})
+            for ask_id, (asked_session, request_id) in list(self._asked.items()):
+                if asked_session is session and request_id == params.get("requestId"):
+                    del self._asked[ask_id]
+                    await self.send_client({**message, "params": {**params, "requestId": ask_id}})
+        else:
+            await self.send_client(message)
+
+    async def _tools_changed(self, message: dict[str, Any]) -> None:
+        self._read_tool_known = False
+        with contextlib.suppress(DownstreamError):  # else decided on the next listing
+            await self._choose_read_tool()
+        await self.send_client(message)
+
+    # -- requests -------------------------------------------------------------------------------
+    async def _initialize(self, request: dict[str, Any]) -> dict[str, Any]:
+        from pflow_structure import __version__
+
+        self.downstream.init_params = request.get("params") or {}
+        await self.downstream.session()
+        if not self.initialized:  # now the server has started: load what a first answer needs
+            self.group.start_soon(_warm_up)
+        self.initialized = True
+        result = dict(self.downstream.init_result)
+        result["capabilities"] = {"tools": {}, **(result.get("capabilities") or {})}
+        info = result.get("serverInfo") or {}
+        result["serverInfo"] = {"name": f"{info.get('name', 'mcp-server')} via pflow-structure",
+                                "version": __version__}  # fmt: skip
+        parts = (result.get("instructions"), INSTRUCTIONS.format(read_tool=self.read_tool))
+        result["instructions"] = "\n\n".join(part for part in parts if part)
+        return _result(request["id"], result)
+
+    async def _ping(self, request: dict[str, Any]) -> dict[str, Any]:
+        return _result(request["id"], {})
+
+    async def _forward(self, request: dict[str, Any]) -> dict[str, Any]:
+        def sent(request_id: int, session: Session) -> None:
+            self._forwarded[request["id"]] = (session, request_id)
+
+        answer = await self.downstream.request(request["method"], request.get("params"), sent=sent)
+        return {**answer, "id": request["id"]}
+
+    def _has_tools(self) -> bool:
+        return "tools" in (self.downstream.init_result.get("capabilities") or {})
+
+    async def _list_pages(self) -> list[dict[str, Any]]:
+        pages: list[dict[str, Any]] = []
         cursor = None
         for _ in range(MAX_TOOL_PAGES):
-            page = types.PaginatedRequestParams(cursor=cursor) if cursor else None
-            listing = to_dict(await self.downstream.request(functools.partial(_list_tools, page=page)))
-            names.update(tool.get("name", "") for tool in listing.get("tools", []))
-            cursor = listing.get("nextCursor")
+            answer = await self.downstream.request("tools/list", {"cursor": cursor} if cursor else None)
+            if "error" in answer:
+                break
+            pages.append(answer["result"])
+            cursor = answer["result"].get("nextCursor")
             if not cursor:
                 break
-        self.read_tool = READ_TOOL if READ_TOOL not in names else f"pflow_structure_{READ_TOOL}"
-        return self.read_tool
+        return pages
 
-    # -- handlers -----------------------------------------------------------------------------
-    def handlers(self, capabilities: dict[str, Any]) -> dict[str, Callable[[Any], Awaitable[Any]]]:
-        from pflow_structure.mcp.compat import paged
+    async def _choose_read_tool(self) -> list[dict[str, Any]]:
+        """``read_fields``, or ``pflow_structure_read_fields`` when the server has a tool of that
+        name; decided over every page of its tool list, when first needed. Returns the pages."""
+        async with self._listing:
+            if self._read_tool_known:
+                return []
+            pages = await self._list_pages() if self._has_tools() else []
+            names = {tool.get("name") for page in pages for tool in page.get("tools", [])}
+            self.read_tool = READ_TOOL if READ_TOOL not in names else f"pflow_structure_{READ_TOOL}"
+            self._read_tool_known = True
+            return pages
 
-        found: dict[str, Callable[[Any], Awaitable[Any]]] = {
-            "tools/list": self.list_tools,
-            "tools/call": self.call_tool,
-        }
-        if "prompts" in capabilities:
-            found["prompts/list"] = self._passing("ListPromptsResult", lambda s, p: paged(s.list_prompts, p))
-            found["prompts/get"] = self._passing(
-                "GetPromptResult", lambda s, p: s.get_prompt(p.name, arguments=p.arguments)
-            )
-        if "resources" in capabilities:
-            found["resources/list"] = self._passing("ListResourcesResult", lambda s, p: paged(s.list_resources, p))
-            found["resources/templates/list"] = self._passing(
-                "ListResourceTemplatesResult", lambda s, p: paged(s.list_resource_templates, p)
-            )
-            found["resources/read"] = self._passing("ReadResourceResult", lambda s, p: s.read_resource(p.uri))
-        return found
-
-    def _passing(self, result_type: str, call: Callable[[Any, Any], Awaitable[Any]]) -> Callable[[Any], Any]:
-        async def handler(params: Any) -> Any:
-            from mcp import types
-
-            from pflow_structure.mcp.compat import to_dict
-
-            answer = await self._downstream_or_protocol_error(lambda session: call(session, params))
-            return getattr(types, result_type).model_validate(to_dict(answer))
-
-        return handler
-
-    async def _downstream_or_protocol_error(self, call: Callable[[Any], Awaitable[Any]]) -> Any:
-        from pflow_structure.mcp.compat import protocol_error
-
-        try:
-            return await self.downstream.request(call)
-        except DownstreamError as exc:
-            raise protocol_error(INTERNAL_ERROR, str(exc)) from None
-
-    async def list_tools(self, params: Any) -> Any:
-        from mcp import types
-
-        from pflow_structure.mcp.compat import paged, to_dict
-
-        listing = to_dict(await self._downstream_or_protocol_error(lambda session: paged(session.list_tools, params)))
+    async def _list_tools(self, request: dict[str, Any]) -> dict[str, Any]:
+        params = request.get("params") or {}
+        await self.downstream.session()
+        pages = await self._choose_read_tool()
+        if not self._has_tools():
+            listing: dict[str, Any] = {"tools": []}
+        elif pages and not params.get("cursor"):
+            listing = pages[0]  # just listed for the name: no second round trip
+        else:
+            answer = await self._forward(request)
+            if "error" in answer:
+                return answer
+            listing = answer["result"]
         tools = [{k: v for k, v in tool.items() if k != "outputSchema"} for tool in listing.get("tools", [])]
-        if not getattr(params, "cursor", None):
+        if not params.get("cursor"):
             tools.append(
                 {"name": self.read_tool, "description": READ_TOOL_DESCRIPTION, "inputSchema": READ_TOOL_SCHEMA}
             )
-        return types.ListToolsResult.model_validate({**listing, "tools": tools})
+        return _result(request["id"], {**listing, "tools": tools})
 
-    async def call_tool(self, params: Any) -> Any:
-        from mcp import types
+    async def _call_tool(self, request: dict[str, Any]) -> dict[str, Any]:
+        from pflow_structure.mcp.stdio import encode
 
-        from pflow_structure.mcp.compat import call_tool_unchecked, to_dict, tool_result
-
-        name = params.name
-        arguments = dict(params.arguments or {})
+        params = request.get("params") or {}
+        name = params.get("name")
+        arguments = dict(params.get("arguments") or {})
+        if not self._read_tool_known and name in (READ_TOOL, f"pflow_structure_{READ_TOOL}"):
+            await self._choose_read_tool()
         if name == self.read_tool:
-            return await self._read_fields(arguments)
+            from pflow_structure.mcp.server import answer_read_fields
+
+            return _result(request["id"], await answer_read_fields(arguments, self.settings))
         try:
-            raw = await self.downstream.request(lambda session: call_tool_unchecked(session, name, arguments))
+            answer = await self._forward(request)
         except DownstreamError as exc:
-            self._log(name, len(_json_bytes(arguments)), str(exc), stage="call")
-            return tool_result(None, f"Error: {exc}", is_error=True)
-        result = to_dict(raw)
+            self._log(str(name), len(_json_bytes(arguments)), str(exc), stage="call")
+            return _result(request["id"], _tool_error(f"Error: {exc}"))
+        if "error" in answer:
+            return answer
+        result = answer["result"]
         try:
-            shaped = await anyio.to_thread.run_sync(self._shape, name, arguments, result)
-            answer = raw if shaped.kind == "passed" else types.CallToolResult.model_validate(shaped.result)
-            answer.model_dump_json(by_alias=True, exclude_none=True).encode("utf-8")  # it must reach the client
+            shaped = await anyio.to_thread.run_sync(self._shape, str(name), arguments, result)
+            reply = answer if shaped.kind == "passed" else _result(request["id"], shaped.result)
+            encode(reply)  # it must reach the client: it has to encode
         except Exception as exc:
-            self._log(name, len(_json_bytes(result)), exc, stage="transform")
+            self._log(str(name), len(_json_bytes(result)), exc, stage="transform")
             self.shaped.append("fallback")
-            return raw
+            return answer
         self.shaped.append(shaped.kind)
-        return answer
+        return reply
 
     # -- work ---------------------------------------------------------------------------------
     def _shape(self, tool: str, arguments: dict[str, Any], result: dict[str, Any]) -> Any:
@@ -360,119 +319,75 @@ class Proxy:
             return rendered.text, rendered.format
 
         return shape_result(
-            tool,
-            arguments,
-            result,
-            budget=self.budget,
-            count=count,
-            store=store,
-            read_tool=self.read_tool,
+            tool, arguments, result, budget=self.budget, count=count, store=store, read_tool=self.read_tool,
             render=render,
-        )
-
-    async def _read_fields(self, arguments: dict[str, Any]) -> Any:
-        from pflow_structure.mcp.server import answer_from, answer_read_text, error_result
-        from pflow_structure.service import read_fields
-
-        try:
-            execution_id, paths, limit, offset = _read_arguments(arguments)
-        except ParameterError as exc:
-            return error_result(exc)
-        format_name = arguments.get("format") or "json"
-        if format_name != "json":  # the service refuses a name that is not in READ_FORMATS
-            return await answer_read_text(execution_id, paths, format_name, limit, offset, self.settings)
-        return await answer_from(
-            lambda: read_fields(execution_id, paths, limit=limit, offset=offset, settings=self.settings)
-        )
+        )  # fmt: skip
 
     def _log(self, tool: str, input_bytes: int, error: BaseException | str, *, stage: str) -> None:
+        from pflow_structure.render.failure_log import append_failure, failure_record
+
         record = failure_record(tool, input_bytes, error, stage=stage, source="mcp-proxy", command=self.downstream.name)
         append_failure(self.settings.failure_log, record)
 
 
-def _list_tools(session: Any, page: Any) -> Any:
-    from pflow_structure.mcp.compat import paged
-
-    return paged(session.list_tools, page)
+def _tool_error(text: str) -> dict[str, Any]:
+    return {"content": [{"type": "text", "text": text}], "isError": True}
 
 
 def _json_bytes(value: Any) -> bytes:
     return json.dumps(value, default=repr, ensure_ascii=False).encode("utf-8", "replace")
 
 
-def _read_arguments(arguments: dict[str, Any]) -> tuple[str, list[str], int | None, int]:
-    execution_id = arguments.get("execution_id")
-    paths = arguments.get("field_paths")
-    if not isinstance(execution_id, str) or not execution_id:
-        raise ParameterError("execution_id is required: the execution_id from the cached answer")
-    if isinstance(paths, str):
-        paths = [paths]
-    if not isinstance(paths, list) or not all(isinstance(path, str) for path in paths):
-        raise ParameterError('field_paths must be a list of paths, e.g. ["result[0].name"]')
-    limit, offset = arguments.get("limit"), arguments.get("offset", 0)
-    for label, number in (("limit", limit), ("offset", offset)):
-        if number is not None and (not isinstance(number, int) or isinstance(number, bool) or number < 0):
-            raise ParameterError(f"{label} must be a whole number of at least 0, not {number!r}")
-    return execution_id, paths, limit, offset or 0
-
-
-INSTRUCTIONS = (
-    "Answers from this server come through pflow-structure: a result too large to show comes back as an "
-    "execution_id and its structure (template paths such as result[0].name with types and counts); call "
-    "{read_tool} with that execution_id and only the paths you need."
-)
-
-
 async def serve(
-    command: list[str],
-    settings: Settings,
+    upstream: Upstream | list[str],
+    settings: Settings | Callable[[], Settings],
     *,
     budget: int = DEFAULT_BUDGET,
     start_timeout: float = DEFAULT_START_TIMEOUT,
     streams: tuple[Any, Any] | None = None,
-    ready: Callable[[Proxy], None] | None = None,
+    ready: Any = None,
+    process: Any = None,
 ) -> None:
-    """Run the proxy until the client disconnects (stdio, or the given server-side ``streams``)."""
-    from importlib.metadata import version
+    """Run the proxy until the client leaves (stdio, or the given server-side ``streams``).
 
-    from pflow_structure.mcp.compat import lowlevel_server, protocol_error_class, run_stdio
-
-    failure: BaseException | None = None
+    The server is started (or connected to) at once, so it starts while the client connects;
+    its ``initialize`` waits for the client's, whose capabilities it carries."""
+    if not isinstance(upstream, Upstream):
+        upstream = Upstream(command=tuple(upstream))
+    if not upstream.remote and not upstream.command:
+        raise ParameterError("no downstream command: put it after --, e.g. proxy -- npx -y some-mcp-server")
+    failure: Exception | None = None
     async with anyio.create_task_group() as group:
-        downstream = Downstream(command, group, start_timeout=start_timeout)
-        group.start_soon(_warm_up)  # while the downstream process starts
+        proxy = Proxy(upstream, None, group, budget=budget, start_timeout=start_timeout)
+        proxy.downstream.prestart(process)
+        await anyio.sleep(0)  # the server starts now; the rest of the set-up runs meanwhile
         try:
-            connection = await downstream.connection()
-        except DownstreamError as exc:
+            proxy._settings = settings() if callable(settings) else settings
+        except StructureError as exc:  # a bad setting in the environment: said at start
             failure = exc
-            group.cancel_scope.cancel()
         else:
-            proxy = Proxy(downstream, settings, budget)
-            if "tools" in connection.init.get("capabilities", {}):
-                with contextlib.suppress(DownstreamError, protocol_error_class()):
-                    await proxy.choose_read_tool()  # else "read_fields"; a dead downstream restarts on the next call
-            info = connection.init.get("serverInfo", {})
-            instructions = "\n\n".join(
-                part
-                for part in (connection.init.get("instructions"), INSTRUCTIONS.format(read_tool=proxy.read_tool))
-                if part
-            )
-            server = lowlevel_server(
-                f"{info.get('name', 'mcp-server')} via pflow-structure",
-                version("pflow-structure"),
-                instructions,
-                proxy.handlers(connection.init.get("capabilities", {})),
-            )
             if ready is not None:
                 ready(proxy)
-            if streams is None:
-                await run_stdio(server)
-            else:
-                await server.run(streams[0], streams[1], server.create_initialization_options())
-            await downstream.close()
-            group.cancel_scope.cancel()
+            await _relay(proxy, streams)
+            if not proxy.initialized:
+                failure = await proxy.downstream.failed_start(LEAVING_CHECK)
+        await proxy.downstream.close()
+        group.cancel_scope.cancel()
     if failure is not None:
         raise failure
+
+
+async def _relay(proxy: Proxy, streams: tuple[Any, Any] | None) -> None:
+    if streams is None:
+        from pflow_structure.mcp.stdio import own_stdio
+
+        async with own_stdio() as (read_stream, write_stream):
+            await proxy.run(read_stream, write_stream)
+    else:  # the SDK's message streams (tests run the proxy in process this way)
+        from pflow_structure.mcp.compat import as_dicts
+
+        async with as_dicts(*streams) as (read_stream, write_stream):
+            await proxy.run(read_stream, write_stream)
 
 
 async def _warm_up() -> None:
@@ -489,10 +404,21 @@ async def _warm_up() -> None:
     await anyio.to_thread.run_sync(load)
 
 
-def run(command: list[str], settings: Settings, *, budget: int, start_timeout: float) -> None:
-    """Blocking entry point for the CLI."""
+def run(
+    upstream: Upstream | list[str], settings: Settings | Callable[[], Settings], *, budget: int, start_timeout: float
+) -> None:
+    """Blocking entry point for the CLI: a stdio server is started first, before the event loop."""
+    process = None
+    command = upstream.command if isinstance(upstream, Upstream) else tuple(upstream)
+    if command and not (isinstance(upstream, Upstream) and upstream.remote):
+        from pflow_structure.mcp.prestart import start, take
+
+        process = take(list(command))  # started by the console entry point, before click loaded
+        if process is None:
+            with contextlib.suppress(OSError):  # else started again in serve, which says why it cannot
+                process = start(list(command))
     try:
-        anyio.run(lambda: serve(command, settings, budget=budget, start_timeout=start_timeout))
+        anyio.run(lambda: serve(upstream, settings, budget=budget, start_timeout=start_timeout, process=process))
     except DownstreamError as exc:
         raise StructureError(str(exc)) from None
     except KeyboardInterrupt:

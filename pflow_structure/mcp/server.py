@@ -154,6 +154,24 @@ async def answer_from(call: Callable[[], Any]) -> Any:
     return tool_result(json.loads(text), text)  # structuredContent from the same JSON: bytes as base64
 
 
+async def answer_read_fields(arguments: dict[str, Any], settings: Settings) -> dict[str, Any]:
+    """The proxy's ``read_fields`` tool: its arguments checked, the answer as a result dict."""
+    from pflow_structure.errors import ParameterError
+    from pflow_structure.mcp.answers import read_arguments
+    from pflow_structure.mcp.compat import to_dict
+    from pflow_structure.service import read_fields
+
+    try:
+        execution_id, paths, limit, offset = read_arguments(arguments)
+    except ParameterError as exc:
+        return to_dict(error_result(exc))
+    format_name = arguments.get("format") or "json"
+    if format_name != "json":  # the service refuses a name that is not in READ_FORMATS
+        return to_dict(await answer_read_text(execution_id, paths, format_name, limit, offset, settings))
+    answer = await answer_from(lambda: read_fields(execution_id, paths, limit=limit, offset=offset, settings=settings))
+    return to_dict(answer)
+
+
 async def answer_read_text(
     execution_id: str,
     field_paths: list[str],

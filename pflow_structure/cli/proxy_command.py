@@ -1,0 +1,133 @@
+"""``pflow-structure proxy``: any MCP server (a stdio command or a remote URL) behind structure-first answers."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import click
+
+from pflow_structure.cli.common import CONTEXT_SETTINGS, _fails_cleanly, _settings, main
+
+
+@main.command(context_settings={**CONTEXT_SETTINGS, "ignore_unknown_options": True, "allow_interspersed_args": False})
+@click.option(
+    "--budget",
+    type=click.IntRange(1),
+    default=1000,
+    show_default=True,
+    envvar="PFLOW_STRUCTURE_PROXY_BUDGET",
+    help="Largest result shown as is, in o200k tokens [env PFLOW_STRUCTURE_PROXY_BUDGET]; larger ones are "
+    "cached and answered with their structure.",
+)
+@click.option(
+    "--start-timeout",
+    type=click.FloatRange(min=1),
+    default=60.0,
+    show_default=True,
+    help="Seconds the downstream server may take to start and answer the MCP handshake.",
+)
+@click.option(
+    "--url", metavar="URL", help="A remote MCP server's endpoint instead of a COMMAND, e.g. https://host/mcp."
+)
+@click.option(
+    "--transport",
+    type=click.Choice(["streamable-http", "sse"]),
+    default=None,
+    help="How to speak to --url: streamable-http (default) or sse (the older HTTP+SSE transport).",
+)
+@click.option(
+    "--header",
+    "headers",
+    multiple=True,
+    metavar="'NAME: VALUE'",
+    help="An HTTP header for --url, repeatable; ${VAR} in VALUE is read from the environment, e.g. "
+    "--header 'Authorization: Bearer ${GITHUB_TOKEN}'.",
+)
+@click.option(
+    "--config",
+    "config_file",
+    type=click.Path(dir_okay=False, path_type=Path),
+    help='A JSON file {"url": ..., "headers": {...}, "transport": ..., "timeout": ...} (the shape MCP clients '
+    "use for a remote server) instead of --url and --header.",
+)
+@click.option(
+    "--timeout",
+    type=click.FloatRange(min=0.1),
+    default=None,
+    help="Seconds each network operation with --url may take (connect, send, wait for an answer)  [default: 30].",
+)
+@click.argument("command", nargs=-1, type=click.UNPROCESSED, metavar="[-- COMMAND [ARGS]...]")
+@click.pass_context
+@_fails_cleanly
+def proxy(
+    ctx: click.Context,
+    budget: int,
+    start_timeout: float,
+    url: str | None,
+    transport: str | None,
+    headers: Sequence[str],
+    config_file: Path | None,
+    timeout: float | None,
+    command: Sequence[str],
+) -> None:
+    """Put any MCP server behind structure-first answers: a stdio COMMAND, or a remote --url.
+
+    Offers the server's tools (same names, descriptions, input schemas) plus read_fields;
+    everything else (prompts, resources, progress, logging, list changes, sampling, roots,
+    elicitation) passes through both ways. A result of at most --budget tokens comes back as
+    is (JSON re-encoded compactly when smaller); a larger one is cached and answered with an
+    execution id and its structure. If shaping a result fails, the original comes back and a
+    line goes to the failure log (PFLOW_STRUCTURE_FAILURE_LOG, default
+    ~/.pflow/logs/pflow-structure-failures.jsonl). In an MCP client's configuration:
+
+    \b
+      {"command": "pflow-structure",
+       "args": ["proxy", "--", "npx", "-y", "@modelcontextprotocol/server-filesystem", "/path/to/dir"]}
+      {"command": "pflow-structure",
+       "args": ["proxy", "--url", "https://api.githubcopilot.com/mcp/",
+                "--header", "Authorization: Bearer ${GITHUB_TOKEN}"],
+       "env": {"GITHUB_TOKEN": "..."}}
+    """
+    from pflow_structure.mcp.proxy import run
+
+    upstream = _upstream(list(command), url, transport, headers, config_file, timeout)
+    run(upstream, lambda: _settings(ctx), budget=budget, start_timeout=start_timeout)
+
+
+def _upstream(
+    command: list[str],
+    url: str | None,
+    transport: str | None,
+    headers: Sequence[str],
+    config_file: Path | None,
+    timeout: float | None,
+) -> Any:
+    """The proxy's upstream from its options; a usage error for a mix that cannot work."""
+    import os
+
+    from pflow_structure.mcp.remote import DEFAULT_TIMEOUT, Upstream, check_url, expand, parse_headers, read_config
+
+    remote = url is not None or config_file is not None
+    if command and remote:
+        raise click.UsageError("give either -- COMMAND (a stdio server) or --url/--config (a remote one), not both")
+    if not remote:
+        if not command:
+            raise click.UsageError("give the server to proxy: -- COMMAND [ARGS]... or --url URL")
+        if headers or transport or timeout is not None:
+            raise click.UsageError("--header, --transport and --timeout go with --url (a remote server)")
+        return Upstream(command=tuple(command))
+    found: dict[str, Any] = {"url": url, "transport": transport, "headers": {}, "timeout": timeout}
+    if config_file is not None:
+        if url is not None:
+            raise click.UsageError("give either --url or --config, not both")
+        loaded = read_config(config_file)
+        found = {**loaded, **{key: value for key, value in found.items() if value and key != "url"}}
+    merged = {**found["headers"], **parse_headers(headers)}
+    return Upstream(
+        url=check_url(found["url"]),
+        transport=found["transport"] or "streamable-http",
+        headers=expand(merged, os.environ),
+        timeout=found["timeout"] or DEFAULT_TIMEOUT,
+    )

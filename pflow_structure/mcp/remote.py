@@ -1,0 +1,161 @@
+"""Where the proxy's upstream is, and how to reach it without leaking a secret.
+
+An :class:`Upstream` is either a command (a stdio server the proxy starts) or a URL (a remote
+server over streamable HTTP or HTTP+SSE) with headers. Header values may hold ``${VAR}``,
+read from the environment the caller passes in (the CLI passes ``os.environ``), so a token
+stays out of the client's configuration file. What is shown of an upstream (:attr:`name`, in
+every message and failure-log line) is the command, or the URL without its user, password,
+query and fragment; header values never appear.
+
+No SDK here: parsing, expansion and redaction are plain functions, tested on their own.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import shlex
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlsplit, urlunsplit
+
+from pflow_structure.errors import ParameterError
+
+TRANSPORTS = ("streamable-http", "sse")
+DEFAULT_TIMEOUT = 30.0
+_VARIABLE = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}")
+_HEADER_NAME = re.compile(r"[!#$%&'*+.^_`|~0-9A-Za-z-]+")  # an RFC 9110 token
+
+
+@dataclass(frozen=True)
+class Upstream:
+    """The server behind the proxy: a stdio ``command``, or a ``url`` with ``transport`` and headers."""
+
+    command: tuple[str, ...] = ()
+    url: str | None = None
+    transport: str = "streamable-http"
+    headers: Mapping[str, str] = field(default_factory=dict, repr=False)  # values may be secrets
+    timeout: float = DEFAULT_TIMEOUT
+
+    @property
+    def remote(self) -> bool:
+        return self.url is not None
+
+    @property
+    def name(self) -> str:
+        """What messages call it: the command line, or the URL without credentials."""
+        return redact_url(self.url) if self.url is not None else shlex.join(self.command)
+
+    @property
+    def header_names(self) -> list[str]:
+        return sorted(self.headers)
+
+
+def redact_url(url: str) -> str:
+    """``url`` without user, password, query and fragment: a token passed there stays out of logs."""
+    try:
+        parts = urlsplit(url)
+        host = parts.hostname or ""
+        port = f":{parts.port}" if parts.port else ""
+    except ValueError:
+        return "<unparsable URL>"
+    if ":" in host:
+        host = f"[{host}]"
+    return urlunsplit((parts.scheme, host + port, parts.path, "", ""))
+
+
+def check_url(url: str) -> str:
+    """The URL, or a ParameterError saying what a usable one looks like."""
+    try:
+        parts = urlsplit(url)
+        parts.port  # noqa: B018  (raises ValueError for a port that is not a number)
+    except ValueError:
+        parts = None
+    if parts is None or parts.scheme not in ("http", "https") or not parts.hostname:
+        raise ParameterError(
+            f"--url {redact_url(url)!s} is not an http(s) URL: give the server's MCP endpoint, "
+            "e.g. --url https://mcp.example.com/mcp (or .../sse with --transport sse)"
+        )
+    return url
+
+
+def parse_headers(specs: Iterable[str]) -> dict[str, str]:
+    """``['Authorization: Bearer ${TOKEN}', ...]`` as a dict, values still unexpanded."""
+    headers: dict[str, str] = {}
+    for spec in specs:
+        name, colon, value = spec.partition(":")
+        name = name.strip()
+        if not colon or not _HEADER_NAME.fullmatch(name):
+            shown = name[:40] if _HEADER_NAME.fullmatch(name) else "…"
+            raise ParameterError(
+                f"--header {shown!r}… is not 'Name: value': write it as --header 'Authorization: Bearer ${{TOKEN}}'"
+            )
+        headers[name] = value.strip()
+    return headers
+
+
+def expand(headers: Mapping[str, str], environ: Mapping[str, str]) -> dict[str, str]:
+    """Every ``${VAR}`` replaced from ``environ``; a ParameterError naming each missing variable.
+
+    The error names variables and headers, never a value. ``$$`` is not special: a literal
+    ``${`` cannot be written (header values that need one are rare enough).
+    """
+    missing = sorted({name for value in headers.values() for name in _VARIABLE.findall(value) if name not in environ})
+    if missing:
+        which = ", ".join(missing)
+        raise ParameterError(
+            f"environment variable {which} is not set (used in --header). Set it in the environment the "
+            'MCP client starts the proxy with, e.g. "env": {"' + missing[0] + '": "..."} in its configuration'
+        )
+    found: dict[str, str] = {}
+    for name, value in headers.items():
+        expanded = _VARIABLE.sub(lambda match: environ[match.group(1)], value)
+        if "\r" in expanded or "\n" in expanded:
+            raise ParameterError(f"header {name} holds a line break after expanding its variables; remove it")
+        found[name] = expanded
+    return found
+
+
+def read_config(path: Path) -> dict[str, Any]:
+    """``{"url": ..., "transport": ..., "headers": {...}, "timeout": ...}`` from a JSON file.
+
+    The shape MCP clients use for a remote server (``"type": "http"`` or ``"sse"`` is read as
+    the transport), so an entry can be moved from a client's configuration as it is.
+    """
+    try:
+        loaded = json.loads(path.read_text(encoding="utf-8"))
+    except OSError as exc:
+        raise ParameterError(f"cannot read --config {path}: {exc.strerror or exc}") from None
+    except ValueError as exc:
+        raise ParameterError(f"--config {path} is not JSON: {exc}") from None
+    if not isinstance(loaded, dict) or not isinstance(loaded.get("url"), str):
+        raise ParameterError(f'--config {path} needs an object with a "url", e.g. {{"url": "https://host/mcp"}}')
+    headers = loaded.get("headers", {})
+    if not isinstance(headers, dict) or not all(isinstance(v, str) for v in headers.values()):
+        raise ParameterError(f'"headers" in --config {path} must map names to strings')
+    transport = loaded.get("transport") or {"sse": "sse"}.get(str(loaded.get("type")), "streamable-http")
+    if transport not in TRANSPORTS:
+        raise ParameterError(f'"transport" in --config {path} must be one of {", ".join(TRANSPORTS)}')
+    timeout = loaded.get("timeout", DEFAULT_TIMEOUT)
+    if isinstance(timeout, bool) or not isinstance(timeout, (int, float)) or timeout <= 0:
+        raise ParameterError(f'"timeout" in --config {path} must be a number of seconds above 0')
+    return {"url": loaded["url"], "transport": transport, "headers": headers, "timeout": float(timeout)}
+
+
+def auth_message(url: str, status: int, header_names: list[str]) -> str:
+    """What a 401 or 403 from ``url`` means and what to pass; names headers, never their values."""
+    shown = redact_url(url)
+    if status == 403:
+        what = "refused access (HTTP 403 Forbidden): the credentials were accepted but do not allow this"
+        fix = "use a token with the scopes this server needs"
+    else:
+        what = "asked for credentials (HTTP 401 Unauthorized)"
+        fix = "pass a valid token"
+    sent = f"the proxy sent the header(s) {', '.join(header_names)}" if header_names else "the proxy sent no header"
+    return (
+        f"the MCP server at {shown} {what}; {sent}. Fix: {fix}, e.g. "
+        "--header 'Authorization: Bearer ${TOKEN}' with TOKEN set in the proxy's environment "
+        "(OAuth-only servers: get a token from the vendor's settings page, see the README's Remote servers)"
+    )
