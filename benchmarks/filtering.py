@@ -7,7 +7,9 @@ default CLI text over the corpus (filtering on, no LLM).
 - Time: ``choose_fields`` on each corpus structure (inferred beforehand), median of several
   runs; target 10 ms per structure, on every file.
 - Tokens: the default CLI text of ``run read-json`` for each of the 28 corpus files (what (a)
-  counts); targets 12,000 in total (pflow-cli 0.16's probe: 24,273) and 600 per file.
+  counts); targets 10,500 in total (issue 16; pflow-cli 0.16's probe: 24,273) and 600 per file.
+  Since issue 16 the text also names what the filter hid (``other keys: ...`` lines).
+- The held-out set of issue 16 (other APIs, leave-one-API-out): ``benchmarks/filter_eval.py``.
 """
 
 from __future__ import annotations
@@ -45,13 +47,18 @@ def bench_filter(ctx: Context) -> dict[str, Any]:
     runs = 3 if ctx.smoke else 11
     files: list[dict[str, Any]] = []
     for path in sorted(CORPUS.glob("*.json")):
-        structure = _structure(path).structure
+        inferred = _structure(path)
+        structure = inferred.structure
         times = []
         for _ in range(runs):
             started = time.perf_counter()
-            choice = choose_fields(structure)
+            choice = choose_fields(structure, signals=inferred.signals)
             times.append(time.perf_counter() - started)
-        entry: dict[str, Any] = {"file": path.name, "ms": statistics.median(times) * 1000}
+        entry: dict[str, Any] = {
+            "file": path.name,
+            "ms": statistics.median(times) * 1000,
+            "best_ms": min(times) * 1000,  # the least disturbed run: other work on the machine only adds
+        }
         if path.name in labels:
             kept = set(choice.kept_fields)
             label = labels[path.name]
@@ -96,7 +103,9 @@ def bench_filter(ctx: Context) -> dict[str, Any]:
             ),
             row(
                 "(h) heuristic filter time per structure (slowest corpus file)",
-                f"{slowest['ms']:.1f} ms ({slowest['file']}, median of {runs})",
+                f"{slowest['ms']:.1f} ms ({slowest['file']}, median of {runs}; best run "
+                f"{slowest['best_ms']:.1f} ms; slowest best run of any file "
+                f"{max(f['best_ms'] for f in files):.1f} ms)",
                 "<= 10 ms on every file",
                 slowest["ms"] <= 10,
             ),
@@ -104,8 +113,8 @@ def bench_filter(ctx: Context) -> dict[str, Any]:
                 f"(h) default CLI text (filter on, no LLM), {scope}",
                 f"{total:,} {unit}; largest {largest['cli_tokens']:,} ({largest['file']}); "
                 f"over 600: {len(over)} ({', '.join(over) or 'none'})",
-                "<= 12,000 in total and <= 600 per file",
-                total <= 12_000 and not over if len(counted) == 28 else None,
+                "<= 10,500 in total and <= 600 per file",
+                total <= 10_500 and not over if len(counted) == 28 else None,
                 reference="pflow-cli 0.16 probe 24,273 (quoted)",
             ),
         ],

@@ -29,8 +29,8 @@ from pflow_structure.cache.backend import SCHEMES, redact_url
 from pflow_structure.cache.store import DEFAULT_MAX_BYTES, DEFAULT_TTL_HOURS, ExecutionCache, default_cache_dir
 from pflow_structure.errors import ParameterError
 from pflow_structure.filtering import DEFAULT_TARGET, DEFAULT_THRESHOLD, DEFAULT_TIMEOUT, MODES, FilterOptions
-from pflow_structure.references import DEFAULT_MAX_REFERENCE_BYTES
 from pflow_structure.structure import DEFAULT_MAX_PATHS
+from pflow_structure.values.references import DEFAULT_MAX_REFERENCE_BYTES
 
 if TYPE_CHECKING:
     from pflow_structure.cache.backend import CacheBackend

@@ -354,6 +354,7 @@ def test_run_json_prints_the_result_dict() -> None:
         "filter",
         "hidden_fields",
         "filter_note",
+        "hidden",
     ]
     assert re.fullmatch(ID_PATTERN, result["execution_id"])
     assert result["structure"]["result[0].title"] == {"type": "str", "avg_length": 41}

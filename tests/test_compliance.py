@@ -408,6 +408,28 @@ def parse_details(details: str) -> dict[str, Any]:
     return entry
 
 
+# ``.metadata dict: name, uid, +8 more`` (a hidden container) and ``[0] other keys: url, *_url (3)``.
+_OTHER_KEYS_LINE = re.compile(r"(?P<indent>(?:  )+)(?P<shown>\S*?) ?(?P<type>other keys): (?P<names>.*)")
+_HIDDEN_LINE = re.compile(
+    rf"(?P<indent>(?:  )+)(?P<shown>(?:[^\s.\[\]\"]+|{_QUOTED})?(?:\.[^\s.\[\]\"]+|\[(?:\d+|\*)\]|{_QUOTED})*)"
+    r" (?P<type>[^\s,:]+): (?P<names>.*)"
+)
+_HIDDEN_NAME = re.compile(r'"(?:[^"\\]|\\.)*"|\*\S* \(\d+\)|\+\d+ more|[^,\s]+')
+
+
+def _hidden_names(text: str) -> dict[str, Any]:
+    """``a, "b c", *_url (3), +2 more`` → ``{"names": ["a", "b c"], "patterns": {"*_url": 3}, "more": 2}``."""
+    entry: dict[str, Any] = {"names": []}
+    for token in _HIDDEN_NAME.findall(text):
+        if m := re.fullmatch(r"\+(\d+) more", token):
+            entry["more"] = int(m[1])
+        elif m := re.fullmatch(r"(\*\S*) \((\d+)\)", token):
+            entry.setdefault("patterns", {})[m[1]] = int(m[2])
+        else:
+            entry["names"].append(json.loads(token) if token.startswith('"') else token)
+    return entry
+
+
 def parse_structure_text(text: str) -> dict[str, Any]:
     """Read the CLI's text output back into the dict ``registry_run`` returns."""
     lines = text.rstrip("\n").split("\n")
@@ -423,6 +445,15 @@ def parse_structure_text(text: str) -> dict[str, Any]:
         for line in rest:
             if line == "":
                 break
+            hidden = _OTHER_KEYS_LINE.fullmatch(line) or _HIDDEN_LINE.fullmatch(line)
+            if hidden:  # names of what the filter hid, under the object they belong to
+                depth = len(hidden["indent"]) // 2
+                anchor = chain[depth - 2] if depth >= 2 else ""
+                entry = _hidden_names(hidden["names"])
+                if hidden["type"] != "other keys":
+                    entry["type"] = hidden["type"]
+                result.setdefault("hidden", {})[anchor + hidden["shown"]] = entry
+                continue
             match = _TREE_LINE.fullmatch(line)
             assert match, f"not a path line: {line!r}"
             depth = len(match["indent"]) // 2

@@ -23,6 +23,8 @@ from tests.conftest import CORPUS, REPO
 LABELS = json.loads((REPO / "tests" / "data" / "filter_labels.json").read_text())["files"]
 # What the heuristic reaches on the labelled set today (see the closing note of issue 5): the
 # issue's target is 90% of must-keep and 90% of must-drop; these floors stop it from sliding back.
+# Issue 16 tuned the scoring on a new set of other APIs (benchmarks/filter_eval.py); this old
+# set keeps 90% of its must-keep.
 KEEP_FLOOR = 0.90
 DROP_FLOOR = 0.95
 
@@ -33,6 +35,7 @@ def covered(label: str, paths: set[str]) -> bool:
 
 
 def structure_of(name: str) -> Any:
+    """The inferred structure, with the statistics the filter scores with (``.signals``)."""
     value = json.loads((CORPUS / name).read_text())
     return infer_structure(encode_value({"result": value}).value)
 
@@ -50,9 +53,10 @@ def test_every_labelled_file_has_more_than_50_fields_and_its_labels_exist_in_its
 def test_the_heuristic_keeps_what_people_need_and_drops_the_noise_over_the_labelled_set() -> None:
     kept_right = keep_total = dropped_right = drop_total = 0
     for name, labels in LABELS.items():
-        choice = choose_fields(structure_of(name).structure)
+        inferred = structure_of(name)
+        choice = choose_fields(inferred.structure, signals=inferred.signals)
         kept = set(choice.kept_fields)
-        assert 1 <= len(kept) <= 20 + 5, name  # the target, plus the shape of each list
+        assert 1 <= len(kept) <= 40 + 5, name  # the target (a cap; the token budget decides), plus list shapes
         kept_right += sum(1 for path in labels["must_keep"] if covered(path, kept))
         keep_total += len(labels["must_keep"])
         dropped_right += sum(1 for path in labels["must_drop"] if not covered(path, kept))

@@ -19,8 +19,7 @@ CORE = (
     "render",
     "filtering",
     "discovery",
-    "references",
-    "edits",
+    "values",
 )
 ADAPTERS = (
     "cli",

@@ -10,7 +10,6 @@ import pytest
 from click.testing import CliRunner
 
 from pflow_structure.cache.store import ExecutionCache
-from pflow_structure.edits import apply_edits
 from pflow_structure.errors import (
     ExecutionNotFoundError,
     PathNotFoundError,
@@ -18,12 +17,13 @@ from pflow_structure.errors import (
     ReferenceTooLargeError,
     UnresolvedReferenceError,
 )
-from pflow_structure.references import resolve_references
 from pflow_structure.render.failure_log import read_failures
 from pflow_structure.service import read_fields, registry_run
 from pflow_structure.service.arguments import resolve_arguments
 from pflow_structure.service.values import edit_fields
 from pflow_structure.settings import Settings
+from pflow_structure.values.edits import apply_edits
+from pflow_structure.values.references import resolve_references
 
 DOC = {
     "title": "Report",
@@ -367,7 +367,7 @@ def test_the_mcp_answer_of_edit_fields_holds_only_what_changed(stored: str) -> N
 
 
 def test_hostile_arguments_stay_cheap_and_deep_ones_pass_untouched(stored: str) -> None:
-    from pflow_structure.references import MAX_PATH_CHARS
+    from pflow_structure.values.references import MAX_PATH_CHARS
 
     # Each start scans at most MAX_PATH_CHARS for its "}", so 20,000 unclosed starts cost linear time.
     unclosed = ("${" + stored + ":result.title ") * 20_000

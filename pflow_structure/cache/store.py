@@ -170,7 +170,7 @@ class ExecutionCache:
         ``encode_value`` returns), or ``TypeError``/``ValueError`` is raised. ``execution_id``
         asks for a given id (a caller that announced it before the run, as pflow's
         ``registry run`` does); it must match the id pattern and is never reused.
-        ``text_paths`` marks lists of lines that hold a text answer (see :mod:`pflow_structure.references`).
+        ``text_paths`` marks lists of lines that hold a text answer (see :mod:`pflow_structure.values.references`).
         """
         extra = {"notes": notes, "text_paths": text_paths}
         now = self.clock()

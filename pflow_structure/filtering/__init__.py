@@ -24,6 +24,7 @@ from pflow_structure.filtering.options import (
 if TYPE_CHECKING:
     from pflow_structure.filtering.decisions import DecisionStore
     from pflow_structure.filtering.heuristic import FieldChoice
+    from pflow_structure.structure.field_stats import FieldSignals
 
 
 class FilterOutcome(NamedTuple):
@@ -36,6 +37,7 @@ class FilterOutcome(NamedTuple):
     hidden_fields: int
     warnings: list[str]
     from_cache: bool = False
+    hidden: dict[str, dict[str, Any]] | None = None  # names of what is hidden (filtering/hidden.py)
 
 
 def filter_structure(
@@ -45,8 +47,11 @@ def filter_structure(
     options: FilterOptions,
     *,
     all_fields: bool = False,
+    signals: Mapping[str, FieldSignals] | None = None,
 ) -> FilterOutcome:
-    """Filter ``structure`` when it has more than ``options.threshold`` fields (see the module doc)."""
+    """Filter ``structure`` when it has more than ``options.threshold`` fields (see the module doc).
+
+    ``signals``: the inference's statistics per path (``InferredStructure.signals``), for the heuristic."""
     from pflow_structure.filtering.heuristic import choose_fields
 
     unfiltered = FilterOutcome(dict(structure), False, None, field_count, 0, [])  # type: ignore[arg-type]
@@ -56,13 +61,13 @@ def filter_structure(
     if options.mode in ("auto", "llm"):
         ready, missing = llm_status(options)
         if ready:
-            choice, from_cache, problem = _llm_choice(structure, node_type, options)
+            choice, from_cache, problem = _llm_choice(structure, node_type, options, signals)
             if choice is not None:
                 return _outcome(choice, "llm", warnings, from_cache=from_cache)
             warnings.append(f"LLM filter: {problem}; used the heuristic filter instead.")
         elif options.mode == "llm":
             warnings.append(f"Filter mode is llm but no LLM is configured ({missing}); used the heuristic filter.")
-    choice = choose_fields(structure, target=options.target)
+    choice = choose_fields(structure, target=options.target, signals=signals)
     if not choice.kept_fields:
         return unfiltered._replace(warnings=warnings)
     return _outcome(choice, "heuristic", warnings)
@@ -88,12 +93,22 @@ def llm_status(options: FilterOptions, *, litellm_installed: bool | None = None)
 
 def _outcome(choice: FieldChoice, method: str, warnings: list[str], *, from_cache: bool = False) -> FilterOutcome:
     return FilterOutcome(
-        choice.structure, True, method, len(choice.kept_fields), len(choice.hidden_fields), warnings, from_cache
+        choice.structure,
+        True,
+        method,
+        len(choice.kept_fields),
+        len(choice.hidden_fields),
+        warnings,
+        from_cache,
+        choice.hidden,
     )
 
 
 def _llm_choice(
-    structure: Mapping[str, Mapping[str, Any]], node_type: str, options: FilterOptions
+    structure: Mapping[str, Mapping[str, Any]],
+    node_type: str,
+    options: FilterOptions,
+    signals: Mapping[str, FieldSignals] | None = None,
 ) -> tuple[FieldChoice | None, bool, str]:
     """(choice, came from the decision cache, why there is none)."""
     from pflow_structure.filtering import llm
@@ -111,7 +126,7 @@ def _llm_choice(
         if kept is not None:
             valid = [path for path in kept if path in structure]
             if valid:
-                return choose_fields(structure, target=options.target, keep=valid), True, ""
+                return choose_fields(structure, target=options.target, keep=valid, signals=signals), True, ""
     try:
         kept = llm.llm_choose_fields(
             structure,
@@ -128,7 +143,7 @@ def _llm_choice(
         return None, False, f"litellm cannot be imported ({exc}); pip install 'pflow-structure[llm]'"
     if cache is not None:
         cache.put(key, kept, node_type=node_type, model=model, prompt_version=llm.PROMPT_VERSION)
-    return choose_fields(structure, target=options.target, keep=kept), False, ""
+    return choose_fields(structure, target=options.target, keep=kept, signals=signals), False, ""
 
 
 def __getattr__(name: str) -> Any:

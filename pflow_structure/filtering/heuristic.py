@@ -17,74 +17,32 @@ from functools import lru_cache
 from typing import Any, NamedTuple
 
 from pflow_structure.errors import PathSyntaxError
+from pflow_structure.filtering import vocabulary
 from pflow_structure.filtering.options import DEFAULT_TARGET
+from pflow_structure.filtering.signals import DEFAULT_TUNING, Tuning, adjust
 from pflow_structure.paths import parse_path
+from pflow_structure.structure.field_stats import FieldSignals
 
 MIN_ITEM_FIELDS = 2  # a kept list shows at least this many fields of its items (when it has them)
 MAX_ITEM_FIELDS = 5  # and the shape top-up adds no more than this many per list
 
 _CONTAINERS = frozenset({"dict", "list"})
 
-# Names (lower case, with "-" as "_") that carry what a response is about.
-_BUSINESS = {
-    "title": 10, "name": 9, "body": 9, "description": 8, "text": 9, "message": 9, "summary": 9, "subject": 8,
-    "content": 8, "state": 8, "status": 8, "login": 7, "display_name": 8, "real_name": 7, "full_name": 7,
-    "username": 7, "user_name": 7, "email": 1.5, "label": 6, "labels": 6, "tags": 5, "topic": 6, "question": 7,
-    "answer": 7, "comment": 7, "comments": 5, "number": 6, "key": 2, "value": 5, "version": 6, "type": 1,
-    "ref": 5, "branch": 5, "default_branch": 4, "http_method": 5, "method": 4, "base_url": 3, "fork": 3,
-    "draft": 4, "merged": 4, "yanked": 3, "deprecated": 4, "user": 4, "latest": 5, "availability_zone": 4,
-    "zone": 4, "reply_count": 4, "upload_time": 2, "additions": 3, "deletions": 3, "changes": 3,
-    "priority": 6, "severity": 6, "phase": 6, "reason": 6, "amount": 7, "price": 7, "total": 6, "currency": 5,
-    "size": 4, "score": 5, "rating": 5, "language": 4, "license": 4, "author": 6, "owner": 4, "assignee": 5,
-    "channel": 5, "repo": 5, "repository": 5, "filename": 6, "path": 4, "query": 5, "snippet": 7, "excerpt": 7,
-    "headline": 8, "caption": 6, "note": 6, "notes": 6, "plain_text": 9, "markdown": 7, "role": 5,
-    "keywords": 5, "summary_text": 8, "conclusion": 7, "result": 5, "count": 5, "replicas": 5, "image": 4,
-    "instance_type": 5, "region": 4, "namespace": 4, "stars": 5, "stargazers_count": 5, "forks_count": 4,
-    "open_issues_count": 4, "downloads": 5, "requires_python": 4, "homepage": 1,
-}  # fmt: skip
-# Names that are never what a question is about.
-_NOISE_NAMES = frozenset(
-    {
-        "url", "uri", "href", "link", "links", "self", "etag", "sha", "hash", "checksum", "digest", "node_id",
-        "gravatar_id", "uid", "uuid", "guid", "selflink", "resourceversion", "apiversion", "kind",
-        "creationtimestamp", "generation", "md5", "md5_digest", "sha256", "sha256_digest", "blake2b_256_digest",
-        "color", "colour", "icon", "icon_url", "avatar", "avatar_url", "thumbnail", "image_url", "permalink",
-        "slug", "arn", "cursor", "next_cursor", "page_token", "next_page_token", "nextpagetoken", "request_id",
-        "requestid", "trace_id", "event_ts", "client_msg_id", "team", "team_id", "app_id", "bot_id",
-        "site_admin", "default", "locked", "is_bot", "deleted", "has_more", "ok", "signature", "integrity",
-        "shasum", "tarball", "fingerprint", "managedfields", "annotations", "ownerreferences", "finalizers",
-        "object", "has_children", "archived", "in_trash", "is_inline", "emoji", "external", "file", "fields",
-        "metadata", "response_metadata", "pagination", "_links", "_meta", "_embedded", "schema", "resource_type",
-    }
-)  # fmt: skip
-_NOISE_SUFFIXES = (
-    "_url", "_uri", "_href", "_link", "_links", "_id", "_ids", "_sha", "_hash", "_token", "_etag", "_path", "_arn",
-)  # fmt: skip
-_TIME_SUFFIXES = ("_at", "_on", "_time", "_timestamp", "_date", "timestamp", "_ts")
-_TIME_NAMES = frozenset(
-    {"created", "updated", "modified", "date", "time", "timestamp", "last_edited_time", "ts", "thread_ts"}
-)
-# A key ending like a business name reads like it: record_state, repository_name, group_name.
-_BUSINESS_SUFFIXES = ("_state", "_status", "_name", "_title", "_description", "_message", "_summary", "_type")
 MIN_SCORE = 1.0  # a field must score at least this to be shown
-_NOISE_SEGMENTS = frozenset(
-    {"_links", "links", "_meta", "metadata", "response_metadata", "pagination", "managedfields", "annotations",
-     "icon", "cover", "permissions", "owner_references", "ownerreferences", "created_by",
-     "last_edited_by", "dist", "signatures", "sub_issues_summary", "verification", "list_limits", "prefs",
-     "badges", "parameters", "schemas"}
-)  # fmt: skip
 _SEPARATOR = re.compile(r"[.\[]")
 _SIZED_VARIANT = re.compile(r"(?:image|thumb|icon|avatar)_\d+(?:_\w+)?\Z")  # image_24, thumb_360_w
 _CAMEL = re.compile(r"(?<=[a-z0-9])(?=[A-Z])")
 
 
 class FieldChoice(NamedTuple):
-    """What the filter decided: the kept structure, the fields kept and hidden, and each score."""
+    """What the filter decided: the kept structure, the fields kept and hidden, each score, and
+    the key names of what is hidden (see :func:`pflow_structure.filtering.hidden.hidden_keys`)."""
 
     structure: dict[str, dict[str, Any]]
     kept_fields: list[str]
     hidden_fields: list[str]
     scores: dict[str, float]
+    hidden: dict[str, dict[str, Any]]
 
 
 @lru_cache(maxsize=8192)
@@ -124,26 +82,44 @@ def _nodes(structure: Mapping[str, Mapping[str, Any]]) -> list[_Node]:
     nodes: list[_Node] = []
     stack: list[int] = []
     for path in structure:
-        while stack and not _is_below(path, nodes[stack[-1]].path):
+        while stack:
+            above_path = nodes[stack[-1]].path
+            if path.startswith(above_path) and path[len(above_path) : len(above_path) + 1] in (".", "["):
+                break
             stack.pop()
         parent = stack[-1] if stack else -1
         if parent < 0:
-            keys = tuple(normalise(key) for key in _key_segments(path))
+            keys = _suffix_keys(path)
             noisy, owner, grouped = False, -1, False
         else:
             above = nodes[parent]
             suffix = path[len(above.path) :]
-            if '"' in suffix or "'" in suffix:
-                keys = tuple(normalise(key) for key in _key_segments(path))
-            else:
-                keys = above.keys + tuple(normalise(key) for key in _key_segments(suffix))
-            noisy = above.noisy_above or (bool(above.keys) and above.keys[-1] in _NOISE_SEGMENTS)
+            quoted = '"' in suffix or "'" in suffix
+            keys = _suffix_keys(path) if quoted else above.keys + _suffix_keys(suffix)
+            noisy = above.noisy_above or (bool(above.keys) and _is_noise_segment(above.keys[-1]))
             parent_entry = structure[above.path]
             owner = parent if "list" in str(parent_entry.get("type", "")) else above.list_owner
             grouped = above.grouped or "same_as" in parent_entry
         nodes.append(_Node(path, parent, keys, noisy, owner, grouped))
         stack.append(len(nodes) - 1)
     return nodes
+
+
+@lru_cache(maxsize=8192)
+def _suffix_keys(suffix: str) -> tuple[str, ...]:
+    """The normalised keys of a path or a path's suffix (``[0].user.login`` → user, login)."""
+    return tuple(normalise(key) for key in _key_segments(suffix))
+
+
+@lru_cache(maxsize=1024)
+def _kinds(type_name: str) -> frozenset[str]:
+    """``str|null`` → {str}: the types a field had besides null."""
+    return frozenset(type_name.split("|")) - {"null"}
+
+
+@lru_cache(maxsize=8192)
+def _is_noise_segment(key: str) -> bool:
+    return key.replace("_", "") in vocabulary.NOISE_SEGMENTS_SQUASHED
 
 
 def _is_below(path: str, parent: str) -> bool:
@@ -173,48 +149,60 @@ def fields_of(structure: Mapping[str, Mapping[str, Any]]) -> list[str]:
     return [nodes[index].path for index in _field_indices(structure, nodes)]
 
 
-def score_field(path: str, entry: Mapping[str, Any]) -> float:
-    """Above zero: worth showing; zero or below: noise. Uses the path's keys and the entry's statistics."""
+def score_field(
+    path: str, entry: Mapping[str, Any], signals: FieldSignals | None = None, tuning: Tuning = DEFAULT_TUNING
+) -> float:
+    """Above zero: worth showing; zero or below: noise. Uses the path's keys, the entry's statistics
+    and, when given, the inference's signals for the path."""
     keys = tuple(normalise(key) for key in _key_segments(path))
-    return _score(keys, any(key in _NOISE_SEGMENTS for key in keys[:-1]), entry)
+    noisy = any(key.replace("_", "") in vocabulary.NOISE_SEGMENTS_SQUASHED for key in keys[:-1])
+    return _score(keys, noisy, entry, signals, tuning)
 
 
-def _score(keys: tuple[str, ...], noisy_above: bool, entry: Mapping[str, Any]) -> float:
+def _score(
+    keys: tuple[str, ...],
+    noisy_above: bool,
+    entry: Mapping[str, Any],
+    signals: FieldSignals | None = None,
+    tuning: Tuning = DEFAULT_TUNING,
+) -> float:
     if not keys:
         return 1.0
     name = keys[-1]
-    types = set(str(entry.get("type", "")).split("|"))
-    kinds = types - {"null"}
-    if not kinds:
-        return -5.0  # always null: nothing to read
-    business = float(_BUSINESS.get(name, 0))
+    kinds = _kinds(str(entry.get("type", "")))
+    business = float(vocabulary.BUSINESS.get(name, 0))
+    if not kinds:  # always null: nothing to read here, though a named field may hold something elsewhere
+        return business * tuning.null_named if business else -5.0
     if "str" in kinds and entry.get("avg_length") == 0 and len(kinds) == 1 and not business:
         return -4.0  # always empty
     score = business
     if business:
         pass  # named as a business field (base_url, display_name): its score stands
     elif (
-        name in _NOISE_NAMES
-        or name.endswith(_NOISE_SUFFIXES)
+        name.replace("_", "") in vocabulary.NOISE_SQUASHED
+        or name.endswith(vocabulary.NOISE_SUFFIXES)
         or name == "id"
         or name.startswith("_")
         or _SIZED_VARIANT.match(name)
     ):
         score = min(score, 0) - 6
-    elif name.endswith(("_html", "_text")) and name not in _BUSINESS:
+    elif name.endswith(("_html", "_text")) and name not in vocabulary.BUSINESS:
         score = -2  # body_html, body_text: other renderings of a field listed beside them
-    elif name.endswith(_TIME_SUFFIXES) or name in _TIME_NAMES:
-        score = 1.6  # below every business field: a time matters for some questions, not most
+    elif name.endswith(vocabulary.TIME_SUFFIXES) or name in vocabulary.TIME_NAMES:
+        score = tuning.time  # below business fields: a time matters for some questions, not most
     elif not score:
-        suffix = next((part for part in _BUSINESS_SUFFIXES if name.endswith(part)), None)
+        suffix = next((part for part in vocabulary.BUSINESS_SUFFIXES if name.endswith(part)), None)
+        last = name.rpartition("_")[2]
         if suffix is not None and "str" in kinds:
-            score = _BUSINESS[suffix[1:]] * (0.3 if suffix == "_type" else 0.7)
+            score = vocabulary.BUSINESS[suffix[1:]] * (0.3 if suffix == "_type" else 0.7)
+        elif last != name and last in vocabulary.BUSINESS:
+            score = vocabulary.BUSINESS[last] * 0.6  # ready_replicas, restart_count read like their last word
         elif name.endswith(("_count", "_total", "count", "total")) and kinds & {"int", "float"}:
             score = 4
         elif name.startswith(("is_", "has_", "can_", "allow_")):
             score = -1
         elif kinds == {"bool"}:
-            score = 0.2
+            score = tuning.flag
         elif "str" in kinds and (entry.get("avg_length") or 0) >= 40:
             score = 4  # long free text reads like content
         elif "str" in kinds:
@@ -223,6 +211,7 @@ def _score(keys: tuple[str, ...], noisy_above: bool, entry: Mapping[str, Any]) -
             score = 1.3
         else:
             score = 0
+    score = adjust(score, bool(business), kinds, signals, tuning)
     if noisy_above:
         score = min(score, 0) - 3
     if entry.get("dynamic_keys"):
@@ -232,11 +221,10 @@ def _score(keys: tuple[str, ...], noisy_above: bool, entry: Mapping[str, Any]) -
     if score <= 0:
         return score
     depth = len(keys) - 1
-    return max(0.05, score * 0.93 ** max(0, depth - 1))  # shallower first, never pushed below zero
+    return max(0.05, score * tuning.depth_decay ** max(0, depth - 1))  # shallower first, never pushed below zero
 
 
 NESTED_LIST_FIELDS = 2  # a list inside a list item (a message's files) shows at most this many fields
-SUB_OBJECT_FIELDS = 2  # a dict inside a record (a message's bot_profile) at most this many
 
 
 def _spread(
@@ -245,10 +233,13 @@ def _spread(
     structure: Mapping[str, Mapping[str, Any]],
     target: int,
     scores: Mapping[int, float],
+    tuning: Tuning,
 ) -> list[int]:
-    """The best ``target`` fields, with the lists inside a record (a message's files) and the
-    dicts inside a record (its bot_profile) capped, so that the fields of the records themselves
-    are not crowded out by the many fields of what each record holds."""
+    """The best fields, up to ``target`` of them and ``tuning.budget`` estimated tokens of lines,
+    with the lists inside a record (a message's files) and the dicts inside a record (its
+    bot_profile) capped, so that the fields of the records themselves are not crowded out by
+    the many fields of what each record holds. A dict that holds most of a record's fields
+    (Reddit's ``children[0].data``, JSON:API's ``attributes``) is the record's body, not a part."""
     # The record list: the deepest list holding at least half of the candidate fields
     # (messages in a Slack history, Instances in an EC2 answer, not Reservations around them).
     inside: dict[int, int] = {}
@@ -263,11 +254,16 @@ def _spread(
         key=lambda owner: len(nodes[owner].keys) + nodes[owner].path.count("["),
         default=-1,
     )
+    body = _record_body(ranked, nodes, records) if records >= 0 else -1
     if records >= 0:
         # The records' own fields first; what a record holds (its files, its bot_profile) after.
+        envelope = nodes[records].parent  # the object around the records: page, page_size, next
+
         def weight(index: int) -> float:
-            if nodes[index].parent == records:
+            if nodes[index].parent in (records, body):
                 return 1.5
+            if nodes[index].parent == envelope:
+                return tuning.envelope
             return 0.6 if _is_inside(nodes, index, records) else 1.0
 
         order = {index: position for position, index in enumerate(ranked)}
@@ -275,6 +271,8 @@ def _spread(
     per_list: dict[int, int] = {}
     per_object: dict[int, int] = {}
     kept: list[int] = []
+    paid: set[int] = set()  # lines already counted: kept fields and the containers above them
+    spent = 0.0
     for index in ranked:
         node = nodes[index]
         owner = node.list_owner
@@ -288,9 +286,22 @@ def _spread(
             and parent != owner
             and "list" not in str(structure[nodes[parent].path].get("type", ""))
             and nodes[parent].parent >= 0
+            and parent != body
         )
-        if sub_object and per_object.get(parent, 0) >= SUB_OBJECT_FIELDS:
+        if sub_object and per_object.get(parent, 0) >= tuning.sub_object:
             continue
+        cost = 0.0
+        step = index
+        while step >= 0 and step not in paid:
+            cost += _line_cost(nodes, step, structure)
+            step = nodes[step].parent
+        if spent + cost > tuning.budget:
+            continue
+        spent += cost
+        step = index
+        while step >= 0 and step not in paid:
+            paid.add(step)
+            step = nodes[step].parent
         kept.append(index)
         per_list[owner] = per_list.get(owner, 0) + 1
         if sub_object:
@@ -298,6 +309,29 @@ def _spread(
         if len(kept) >= target:
             break
     return kept
+
+
+def _record_body(ranked: list[int], nodes: list[_Node], records: int) -> int:
+    """The dict inside each record that holds at least half of the record's candidate fields, or -1."""
+    per_parent: dict[int, int] = {}
+    total = 0
+    for index in ranked:
+        if nodes[index].list_owner == records:
+            total += 1
+            parent = nodes[index].parent
+            if parent != records:
+                per_parent[parent] = per_parent.get(parent, 0) + 1
+    best = max(per_parent.items(), key=lambda item: item[1], default=(-1, 0))
+    return best[0] if best[1] * 2 >= total and best[1] >= MIN_ITEM_FIELDS else -1
+
+
+def _line_cost(nodes: list[_Node], index: int, structure: Mapping[str, Mapping[str, Any]]) -> float:
+    """Estimated o200k tokens of the field's tree line (about 3.5 characters a token, plus the indent)."""
+    from pflow_structure.render.structure_text import describe_entry
+
+    node = nodes[index]
+    own = len(node.path) - (len(nodes[node.parent].path) if node.parent >= 0 else 0)
+    return 1.5 + (own + len(describe_entry(structure[node.path], short=True))) / 3.5
 
 
 def _is_inside(nodes: list[_Node], index: int, ancestor: int) -> bool:
@@ -333,45 +367,41 @@ def choose_fields(
     *,
     target: int = DEFAULT_TARGET,
     keep: Sequence[str] | None = None,
+    signals: Mapping[str, FieldSignals] | None = None,
+    tuning: Tuning = DEFAULT_TUNING,
 ) -> FieldChoice:
-    """Keep the best fields (score above zero) up to ``target``; show every kept list's shape.
+    """Keep the best fields (score above zero) up to ``target`` and ``tuning.budget`` tokens; show
+    every kept list's shape, and name what is hidden (``FieldChoice.hidden``).
 
     ``keep`` (an LLM's answer) replaces the ranking's choice; the shape of each list is still
     completed from the ranking, and the containers above each kept field are listed.
+    ``signals`` are the inference's statistics per path (``InferredStructure.signals``).
     """
+    from pflow_structure.filtering.hidden import hidden_keys
+
     nodes = _nodes(structure)
     indices = _field_indices(structure, nodes)
+    found = signals or {}
     scores = {
-        index: _score(nodes[index].keys, nodes[index].noisy_above, structure[nodes[index].path]) for index in indices
+        index: _score(
+            nodes[index].keys,
+            nodes[index].noisy_above,
+            structure[nodes[index].path],
+            found.get(nodes[index].path),
+            tuning,
+        )
+        for index in indices
     }
     _label_records_by_id(nodes, indices, scores)
     ranked = sorted(
         (index for index in indices if scores[index] >= MIN_SCORE), key=lambda index: (-scores[index], index)
     )
     if keep is None:
-        kept = _spread(ranked, nodes, structure, target, scores)
+        kept = _spread(ranked, nodes, structure, target, scores, tuning)
     else:
         wanted = set(keep)
         kept = [index for index in indices if nodes[index].path in wanted]
-    # Every list with a kept field shows at least MIN_ITEM_FIELDS of its item fields.
-    members: dict[int, int] = {}
-    for index in kept:
-        owner = nodes[index].list_owner
-        if owner >= 0:
-            members[owner] = members.get(owner, 0) + 1
-    short = {owner for owner, count in members.items() if count < MIN_ITEM_FIELDS}
-    if short:
-        kept_set = set(kept)
-        for index in ranked:
-            owner = nodes[index].list_owner
-            if owner in short and index not in kept_set:
-                kept.append(index)
-                kept_set.add(index)
-                members[owner] += 1
-                if members[owner] >= min(MAX_ITEM_FIELDS, MIN_ITEM_FIELDS):
-                    short.discard(owner)
-                if not short:
-                    break
+    _complete_lists(kept, ranked, nodes)
     chosen: set[int] = set()
     for index in kept:
         while index >= 0 and index not in chosen:
@@ -384,4 +414,28 @@ def choose_fields(
         [nodes[index].path for index in indices if index in kept_set],
         [nodes[index].path for index in indices if index not in kept_set],
         {nodes[index].path: scores[index] for index in indices},
+        hidden_keys(structure, [(node.path, node.parent) for node in nodes], chosen, scores),
     )
+
+
+def _complete_lists(kept: list[int], ranked: list[int], nodes: list[_Node]) -> None:
+    """Every list with a kept field shows at least MIN_ITEM_FIELDS of its item fields."""
+    members: dict[int, int] = {}
+    for index in kept:
+        owner = nodes[index].list_owner
+        if owner >= 0:
+            members[owner] = members.get(owner, 0) + 1
+    short = {owner for owner, count in members.items() if count < MIN_ITEM_FIELDS}
+    if not short:
+        return
+    kept_set = set(kept)
+    for index in ranked:
+        owner = nodes[index].list_owner
+        if owner in short and index not in kept_set:
+            kept.append(index)
+            kept_set.add(index)
+            members[owner] += 1
+            if members[owner] >= min(MAX_ITEM_FIELDS, MIN_ITEM_FIELDS):
+                short.discard(owner)
+            if not short:
+                break

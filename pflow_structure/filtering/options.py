@@ -13,7 +13,7 @@ if TYPE_CHECKING:
     from pflow_structure.filtering.decisions import DecisionStore
 
 MODES = ("auto", "llm", "heuristic", "off")
-DEFAULT_TARGET = 20
+DEFAULT_TARGET = 40
 DEFAULT_THRESHOLD = 50
 DEFAULT_TIMEOUT = 2.0
 

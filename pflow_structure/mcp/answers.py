@@ -260,7 +260,7 @@ def shape_result(
         return Shaped(result, "passed", tokens_in, tokens_in)
     described = store(tool, arguments, value)
     answer: dict[str, Any] = {key: described[key] for key in ("execution_id", "structure", "field_count")}
-    for key in ("filter_note", "omitted_paths", "warnings"):
+    for key in ("filter_note", "hidden", "omitted_paths", "warnings"):
         if key in described:
             answer[key] = described[key]
     answer["hint"] = hint(described["execution_id"], _example_path(described["structure"]), tokens_in, read_tool)

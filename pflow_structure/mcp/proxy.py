@@ -329,7 +329,7 @@ class Proxy:
         without a reference, the very same object. The input schema comes from the tool list (listed
         once here when the client never asked)."""
         from pflow_structure.mcp.server import resolved_or_error
-        from pflow_structure.references import has_references
+        from pflow_structure.values.references import has_references
 
         if not has_references(arguments):
             return arguments, None

@@ -56,8 +56,9 @@ def build_server(settings: Settings | None = None, *, host: str = "127.0.0.1") -
         """Run a node and get its execution_id and the structure of its output, not the values.
 
         The structure maps template paths (result[0].title; [0] stands for every list item) to
-        their type and statistics. Read values afterwards with read_fields. A parameter
-        "${execution_id:path}" passes a cached value on unread.
+        their type and statistics. When a large structure is filtered, hidden names each object's
+        keys that are not shown (OBJECT.NAME reads back too). Read values afterwards with read_fields.
+        A parameter "${execution_id:path}" passes a cached value on unread.
         """
         from pflow_structure.service import registry_run as run
 

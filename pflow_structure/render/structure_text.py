@@ -70,17 +70,59 @@ def counted(count: Any, noun: str) -> str:
     return f"{count} {noun}" if count == 1 else f"{count} {noun}s"
 
 
-def tree_lines(structure: Mapping[str, Mapping[str, Any]]) -> list[str]:
-    """One line per path, each indented under the nearest listed path it extends."""
+def describe_hidden(entry: Mapping[str, Any]) -> str:
+    """``{"type": "dict", "names": ["name", "uid"], "patterns": {"*_url": 3}, "more": 8}`` →
+    ``dict: name, uid, *_url (3), +8 more``;
+    without a type (a shown object's other keys) → ``other keys: name, uid, +8 more``."""
+    names = [_key_name(str(name)) for name in entry.get("names", [])]
+    names.extend(f"{pattern} ({count})" for pattern, count in (entry.get("patterns") or {}).items())
+    if entry.get("more"):
+        names.append(f"+{entry['more']} more")
+    head = f"{entry['type']}:" if "type" in entry else "other keys:"
+    return f"{head} {', '.join(names)}"
+
+
+def tree_lines(
+    structure: Mapping[str, Mapping[str, Any]], hidden: Mapping[str, Mapping[str, Any]] | None = None
+) -> list[str]:
+    """One line per path, each indented under the nearest listed path it extends; after a shown
+    path's own lines, the keys the filter hid below it (``hidden``, see filtering/hidden.py)."""
+    anchored = _anchor_hidden(structure, hidden or {})
     lines: list[str] = []
     stack: list[str] = []  # the chain of listed paths the current line may extend
+
+    def close(path: str) -> None:
+        for obj, entry in anchored.pop(path, []):
+            lines.append("  " * (len(stack) + 2) + f"{obj[len(path) :]} {describe_hidden(entry)}".lstrip(" "))
+
     for path, entry in structure.items():
         while stack and not _extends(path, stack[-1]):
-            stack.pop()
+            close(stack.pop())
         shown = path[len(stack[-1]) :] if stack else path
         lines.append("  " * (len(stack) + 1) + f"{shown} {describe_entry(entry, short=True)}")
         stack.append(path)
+    while stack:
+        close(stack.pop())
+    for obj, entry in anchored.pop("", []):  # the outputs' own keys
+        lines.append(f"  {obj} {describe_hidden(entry)}".rstrip() if obj else f"  {describe_hidden(entry)}")
     return lines
+
+
+def _anchor_hidden(
+    structure: Mapping[str, Mapping[str, Any]], hidden: Mapping[str, Mapping[str, Any]]
+) -> dict[str, list[tuple[str, Mapping[str, Any]]]]:
+    """Each hidden entry under the longest listed path its object path extends (or is)."""
+    anchored: dict[str, list[tuple[str, Mapping[str, Any]]]] = {}
+    for obj, entry in hidden.items():
+        anchor = ""
+        for cut in range(len(obj), 0, -1):
+            if (cut == len(obj) or obj[cut] in ".[") and obj[:cut] in structure:
+                anchor = obj[:cut]
+                break
+        anchored.setdefault(anchor, []).append((obj, entry))
+    for entries in anchored.values():
+        entries.sort(key=lambda item: "type" not in item[1])  # hidden containers, then other keys
+    return anchored
 
 
 def render_structure_text(
@@ -95,10 +137,12 @@ def render_structure_text(
         lines.append(f"{header} {NO_PATHS}")
     elif layout == "tree":
         lines.append(header)
-        lines.extend(tree_lines(structure))
+        lines.extend(tree_lines(structure, result.get("hidden")))
     else:
         lines.append(header)
         lines.extend(f"  ✓ ${{{path}}} ({describe_entry(entry)})" for path, entry in structure.items())
+        hidden: Mapping[str, Mapping[str, Any]] = result.get("hidden") or {}
+        lines.extend(f"  · ${{{obj}}} ({describe_hidden(entry)})" for obj, entry in hidden.items() if obj)
     lines.append("")
     lines.append(f"Node type: {result.get('node_type', '?')}")
     field_count = result.get("field_count", 0)

@@ -31,10 +31,11 @@ def registry_run(
     ``field_count``, ``original_field_count``, ``filtered``; plus ``omitted_paths`` when
     the structure was capped and ``warnings`` when something needs the user's attention.
     A structure of more than 50 fields is filtered (see :mod:`pflow_structure.filtering`):
-    then ``filter``, ``hidden_fields`` and ``filter_note`` say what happened; ``all_fields``
-    lists everything. A parameter may hold ``${exec-ID:PATH}`` (a cached value, passed on
-    unread; the cache entry records the reference, not the value). Raises
-    :class:`NodeNotFoundError` or :class:`NodeExecutionError` (nothing cached), and
+    then ``filter``, ``hidden_fields`` and ``filter_note`` say what happened, and ``hidden``
+    names what is not shown (object path → its hidden key names, see
+    :mod:`pflow_structure.filtering.hidden`); ``all_fields`` lists everything. A parameter may hold
+    ``${exec-ID:PATH}`` (a cached value, passed on unread; the cache entry records the reference, not
+    the value). Raises :class:`NodeNotFoundError` or :class:`NodeExecutionError` (nothing cached), and
     ``UnresolvedReferenceError`` before the node runs.
     """
     from pflow_structure.service.arguments import resolve_arguments
@@ -215,7 +216,7 @@ def describe_stored(
     from pflow_structure.structure import infer_structure
 
     inferred = infer_structure(value, binary_paths=binary_paths, max_paths=settings.max_paths)
-    chosen = _filter(inferred.structure, inferred.field_count, node_type, settings, all_fields)
+    chosen = _filter(inferred, node_type, settings, all_fields)
     result: dict[str, Any] = {
         "execution_id": stored.execution_id,
         "node_type": node_type,
@@ -231,6 +232,8 @@ def describe_stored(
             f"{result['hidden_fields']} fields hidden: --all-fields (MCP: all_fields) lists them, "
             "read_fields reads any path"
         )
+        if chosen.hidden:
+            result["hidden"] = chosen.hidden
     if inferred.omitted_paths and not chosen.filtered:
         result["omitted_paths"] = inferred.omitted_paths
     warnings = list(stored.warnings) + list(chosen.warnings) + _summarise(notes, stored.execution_id)
@@ -241,14 +244,21 @@ def describe_stored(
     return result
 
 
-def _filter(structure: Any, field_count: int, node_type: str, settings: Settings, all_fields: bool) -> Any:
+def _filter(inferred: Any, node_type: str, settings: Settings, all_fields: bool) -> Any:
     from pflow_structure.filtering import filter_structure
 
     options = settings.filter_options()
-    if options.mode in ("auto", "llm") and field_count > options.threshold and not all_fields:
+    if options.mode in ("auto", "llm") and inferred.field_count > options.threshold and not all_fields:
         # litellm fetches its model price map from the network at import unless told not to.
         os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
-    return filter_structure(structure, field_count, node_type, options, all_fields=all_fields)
+    return filter_structure(
+        inferred.structure,
+        inferred.field_count,
+        node_type,
+        options,
+        all_fields=all_fields,
+        signals=inferred.signals,
+    )
 
 
 MAX_NOTES_SHOWN = 5

@@ -1,7 +1,7 @@
 """``edit_fields``: change a cached value into a new execution (copy-on-write), for every adapter.
 
 It answers the new execution's structure, as ``registry_run`` does (or only what changed).
-The path-setting logic is :mod:`pflow_structure.edits`; values in ``set`` may be references,
+The path-setting logic is :mod:`pflow_structure.values.edits`; values in ``set`` may be references,
 resolved by :mod:`pflow_structure.service.arguments`.
 """
 
@@ -38,8 +38,8 @@ def edit_fields(
     the MCP tools answer: the agent has seen the original's structure) the structure holds
     only the paths whose statistics changed or are new, and ``removed_paths`` those now gone.
     """
-    from pflow_structure.edits import apply_edits
     from pflow_structure.service import describe_stored
+    from pflow_structure.values.edits import apply_edits
 
     set_values, delete = _checked(set_values, delete)
     settings = settings or Settings.from_env()

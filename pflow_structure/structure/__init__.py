@@ -14,7 +14,8 @@ import re
 from collections.abc import Sequence
 from typing import Any, NamedTuple
 
-from pflow_structure.paths import WILDCARD, Segment, format_path, is_plain_key, parse_json_text
+from pflow_structure.paths import WILDCARD, Segment, format_path, is_plain_key
+from pflow_structure.structure.field_stats import Collector, FieldSignals, FieldStats, classify
 
 DEFAULT_MAX_PATHS = 500
 DEFAULT_MAX_DEPTH = 64
@@ -31,181 +32,8 @@ RECORDS_BY_NAME_MIN_KEYS = 3
 KEY_NAMES_SHOWN = 8
 KEY_NAMES_CHARS = 120
 
-# Exact types first (a dict lookup); subclasses fall back to classify().
-_EXACT_KINDS: dict[type, str] = {
-    str: "str",
-    int: "int",
-    float: "float",
-    bool: "bool",
-    dict: "dict",
-    list: "list",
-    type(None): "null",
-}
-_JSON_TEXT_FIRST = frozenset("{[ \t\r\n")
 _NUMBERED_SUFFIX = re.compile(r"_\d+\Z")
 _TYPE_ORDER = {"dict": 0, "list": 1, "str": 2, "int": 3, "float": 4, "bool": 5, "bytes": 6, "null": 9}
-
-
-class FieldStats:
-    """What was seen at one path, over every value observed there."""
-
-    __slots__ = (
-        "children",
-        "count",
-        "depth_cut",
-        "dict_count",
-        "items",
-        "json_kinds",
-        "list_count",
-        "list_max",
-        "list_min",
-        "list_total",
-        "str_count",
-        "str_total",
-        "types",
-    )
-
-    def __init__(self) -> None:
-        self.count = 0
-        self.types: dict[str, int] = {}
-        self.str_count = 0
-        self.str_total = 0
-        self.list_count = 0
-        self.list_total = 0
-        self.list_min = 0
-        self.list_max = 0
-        self.dict_count = 0
-        self.children: dict[str, FieldStats] = {}
-        self.items: FieldStats | None = None
-        self.json_kinds: dict[str, int] = {}
-        self.depth_cut = False
-
-    def add_type(self, name: str) -> None:
-        self.types[name] = self.types.get(name, 0) + 1
-
-    def add_length(self, length: int) -> None:
-        if self.list_count == 0:
-            self.list_min = self.list_max = length
-        else:
-            self.list_min = min(self.list_min, length)
-            self.list_max = max(self.list_max, length)
-        self.list_count += 1
-        self.list_total += length
-
-    def merge(self, other: FieldStats) -> None:
-        """Fold ``other`` into this node (used to summarise dynamic-key dicts)."""
-        self.count += other.count
-        for name, n in other.types.items():
-            self.types[name] = self.types.get(name, 0) + n
-        self.str_count += other.str_count
-        self.str_total += other.str_total
-        if other.list_count:
-            if self.list_count:
-                self.list_min = min(self.list_min, other.list_min)
-                self.list_max = max(self.list_max, other.list_max)
-            else:
-                self.list_min, self.list_max = other.list_min, other.list_max
-            self.list_count += other.list_count
-            self.list_total += other.list_total
-        self.dict_count += other.dict_count
-        for key, child in other.children.items():
-            self.children.setdefault(key, FieldStats()).merge(child)
-        if other.items is not None:
-            if self.items is None:
-                self.items = FieldStats()
-            self.items.merge(other.items)
-        for kind, n in other.json_kinds.items():
-            self.json_kinds[kind] = self.json_kinds.get(kind, 0) + n
-        self.depth_cut = self.depth_cut or other.depth_cut
-
-    def kind(self) -> str:
-        """The most common type seen here."""
-        return max(self.types.items(), key=lambda item: item[1])[0] if self.types else "null"
-
-
-def classify(value: Any) -> str:
-    """The structure type name of a JSON-safe value.
-
-    ``bool`` is checked before ``int`` because ``True`` is an ``int`` in Python and
-    would otherwise be reported as one.
-    """
-    if value is None:
-        return "null"
-    if isinstance(value, bool):
-        return "bool"
-    if isinstance(value, int):
-        return "int"
-    if isinstance(value, float):
-        return "float"
-    if isinstance(value, str):
-        return "str"
-    if isinstance(value, dict):
-        return "dict"
-    if isinstance(value, (list, tuple)):
-        return "list"
-    if isinstance(value, (bytes, bytearray)):
-        return "bytes"
-    return type(value).__name__
-
-
-_BINARY_LEAF = "\x00binary"
-
-
-class _Collector:
-    def __init__(self, max_depth: int, binary_paths: Sequence[Sequence[str | int]]) -> None:
-        self.max_depth = max_depth
-        self.binary: dict[Any, Any] = {}
-        for path in binary_paths:
-            node = self.binary
-            for step in path:
-                node = node.setdefault(step, {})
-            node[_BINARY_LEAF] = True
-
-    def observe(self, node: FieldStats, value: Any, depth: int, binary: dict[Any, Any] | None) -> None:
-        node.count += 1
-        if binary is not None and _BINARY_LEAF in binary and isinstance(value, str):
-            node.add_type("bytes")
-            node.str_count += 1
-            node.str_total += _decoded_length(value)
-            return
-        kind = _EXACT_KINDS.get(type(value)) or classify(value)
-        types = node.types
-        types[kind] = types.get(kind, 0) + 1
-        if kind == "str":
-            node.str_count += 1
-            node.str_total += len(value)
-            if value[:1] in _JSON_TEXT_FIRST:
-                parsed = parse_json_text(value)
-                if parsed is not None:
-                    node.json_kinds[classify(parsed)] = node.json_kinds.get(classify(parsed), 0) + 1
-                    self.observe_container(node, parsed, depth, None)
-        elif kind == "dict" or kind == "list":
-            self.observe_container(node, value, depth, binary)
-
-    def observe_container(self, node: FieldStats, value: Any, depth: int, binary: dict[Any, Any] | None) -> None:
-        if depth >= self.max_depth:
-            node.depth_cut = True
-            return
-        if isinstance(value, dict):
-            node.dict_count += 1
-            children = node.children
-            for key, item in value.items():
-                child = children.get(key)
-                if child is None:
-                    child = children[key] = FieldStats()
-                self.observe(child, item, depth + 1, binary.get(key) if binary else None)
-        else:
-            node.add_length(len(value))
-            if value and node.items is None:
-                node.items = FieldStats()
-            items = node.items
-            for index, item in enumerate(value):
-                assert items is not None
-                self.observe(items, item, depth + 1, binary.get(index) if binary else None)
-
-
-def _decoded_length(text: str) -> int:
-    return len(text) * 3 // 4 - text[-2:].count("=")
 
 
 class InferredStructure(NamedTuple):
@@ -214,6 +42,8 @@ class InferredStructure(NamedTuple):
     structure: dict[str, dict[str, Any]]
     field_count: int
     total_paths: int
+    # Per listed scalar path: statistics for the filter, never shown (see field_stats).
+    signals: dict[str, FieldSignals] | None = None
 
     @property
     def omitted_paths(self) -> int:
@@ -229,10 +59,12 @@ def infer_structure(
 ) -> InferredStructure:
     """Infer the structure of a JSON-safe value (usually a node's outputs dict).
 
+    ``signals`` holds, per scalar path, statistics the filter scores with (never shown).
+
     >>> infer_structure({"result": [{"title": "a"}, {"title": "bc"}]}).structure
     {'result': {'type': 'list', 'length': 2}, 'result[0].title': {'type': 'str', 'avg_length': 2}}
     """
-    collector = _Collector(max_depth, binary_paths)
+    collector = Collector(max_depth, binary_paths)
     root = FieldStats()
     collector.observe(root, value, 0, collector.binary or None)
     records: list[_Record] = []
@@ -246,8 +78,14 @@ def infer_structure(
     records = _list_reference_targets(records, shapes)
     field_count = sum(record.leaves for record in records)
     kept = _cap(records, max_paths)
-    structure = {format_path(record.segments): _entry(record) for record in kept}
-    return InferredStructure(structure=structure, field_count=field_count, total_paths=len(records))
+    structure: dict[str, dict[str, Any]] = {}
+    signals: dict[str, FieldSignals] = {}
+    for record in kept:
+        path = format_path(record.segments)
+        structure[path] = _entry(record)
+        if record.node.scalars and not record.node.children and record.node.items is None:
+            signals[path] = record.node.signals()
+    return InferredStructure(structure, field_count, len(records), signals)
 
 
 class _Record:
@@ -486,3 +324,6 @@ def _cap(records: list[_Record], max_paths: int) -> list[_Record]:
         if record.same_as is not None and record.same_as not in parents_with_fields:
             record.same_as = None
     return kept
+
+
+__all__ = ["FieldSignals", "FieldStats", "InferredStructure", "classify", "infer_structure"]

@@ -1,0 +1,300 @@
+"""What inference sees at each path: :class:`FieldStats`, gathered in one walk over a value.
+
+Besides types, counts and lengths (shown in the structure), each scalar path keeps a few
+statistics that are never shown but tell the filter what kind of field it is, on any API:
+how many distinct values it had (counted up to :data:`DISTINCT_CAP`, so memory stays
+bounded), whether every string had one length or one prefix (ids, hashes: ``cus_…``), and
+whether every string looked like a token (letters and digits, no spaces). Values themselves
+are kept only inside the bounded distinct-value set, and never leave this module: the filter
+gets :class:`FieldSignals`, which are counts and flags.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from typing import Any, NamedTuple
+
+from pflow_structure.paths import parse_json_text
+
+# Distinct values are counted up to this many per path; past it a field is "many-valued".
+DISTINCT_CAP = 64
+# A string longer than this is counted by its hash, not kept.
+_DISTINCT_KEEP_CHARS = 64
+# A common prefix is followed over at most this many characters.
+_PREFIX_CHARS = 12
+# An id or a hash: letters and digits (and _ -), at least 6 characters, a digit somewhere.
+_TOKEN_SHAPE = re.compile(r"(?=[^\d]*\d)[A-Za-z0-9_\-]{6,80}\Z")
+
+# Exact types first (a dict lookup); subclasses fall back to classify().
+_EXACT_KINDS: dict[type, str] = {
+    str: "str",
+    int: "int",
+    float: "float",
+    bool: "bool",
+    dict: "dict",
+    list: "list",
+    type(None): "null",
+}
+_JSON_TEXT_FIRST = frozenset("{[ \t\r\n")
+_BINARY_LEAF = "\x00binary"
+
+
+class FieldSignals(NamedTuple):
+    """Statistics of one scalar path that the filter may score with; never shown, never values.
+
+    ``distinct`` is the number of distinct values, or ``DISTINCT_CAP + 1`` for "more than the
+    cap"; ``values`` the number of scalar values seen; ``str_min``/``str_max`` string lengths;
+    ``prefix`` the length of the prefix every string shared; ``token_like`` whether every
+    string was letters and digits without spaces (an id, a hash, a key).
+    """
+
+    values: int
+    distinct: int
+    str_min: int
+    str_max: int
+    prefix: int
+    token_like: bool
+
+
+class FieldStats:
+    """What was seen at one path, over every value observed there."""
+
+    __slots__ = (
+        "children",
+        "count",
+        "depth_cut",
+        "dict_count",
+        "distinct",
+        "items",
+        "json_kinds",
+        "list_count",
+        "list_max",
+        "list_min",
+        "list_total",
+        "prefix",
+        "scalars",
+        "str_count",
+        "str_max",
+        "str_min",
+        "str_total",
+        "tokens",
+        "types",
+    )
+
+    def __init__(self) -> None:
+        self.count = 0
+        self.types: dict[str, int] = {}
+        self.str_count = 0
+        self.str_total = 0
+        self.str_min = 0
+        self.str_max = 0
+        self.list_count = 0
+        self.list_total = 0
+        self.list_min = 0
+        self.list_max = 0
+        self.dict_count = 0
+        self.children: dict[str, FieldStats] = {}
+        self.items: FieldStats | None = None
+        self.json_kinds: dict[str, int] = {}
+        self.depth_cut = False
+        self.scalars = 0  # values counted into ``distinct``
+        self.distinct: set[Any] | None = set()  # None: more than DISTINCT_CAP
+        self.prefix: str | None = None
+        self.tokens = 0  # strings shaped like a token
+
+    def add_type(self, name: str) -> None:
+        self.types[name] = self.types.get(name, 0) + 1
+
+    def add_length(self, length: int) -> None:
+        if self.list_count == 0:
+            self.list_min = self.list_max = length
+        else:
+            self.list_min = min(self.list_min, length)
+            self.list_max = max(self.list_max, length)
+        self.list_count += 1
+        self.list_total += length
+
+    def add_string(self, value: str) -> None:
+        length = len(value)
+        if self.str_count == 0:
+            self.str_min = self.str_max = length
+            self.prefix = value[:_PREFIX_CHARS]
+        else:
+            if length < self.str_min:
+                self.str_min = length
+            elif length > self.str_max:
+                self.str_max = length
+            prefix = self.prefix
+            if prefix and not value.startswith(prefix):
+                cut = 0
+                for a, b in zip(prefix, value, strict=False):
+                    if a != b:
+                        break
+                    cut += 1
+                self.prefix = prefix[:cut]
+        self.str_count += 1
+        self.str_total += length
+        if length <= 80 and _TOKEN_SHAPE.match(value):
+            self.tokens += 1
+        self.add_scalar(value if length <= _DISTINCT_KEEP_CHARS else hash(value))
+
+    def add_scalar(self, value: Any) -> None:
+        self.scalars += 1
+        seen = self.distinct
+        if seen is not None:
+            seen.add(value)
+            if len(seen) > DISTINCT_CAP:
+                self.distinct = None
+
+    def signals(self) -> FieldSignals:
+        """The statistics the filter may use (see :class:`FieldSignals`)."""
+        distinct = DISTINCT_CAP + 1 if self.distinct is None else len(self.distinct)
+        return FieldSignals(
+            self.scalars,
+            distinct,
+            self.str_min,
+            self.str_max,
+            len(self.prefix or ""),
+            bool(self.str_count) and self.tokens == self.str_count,
+        )
+
+    def merge(self, other: FieldStats) -> None:
+        """Fold ``other`` into this node (used to summarise dynamic-key dicts)."""
+        if other.str_count:
+            if self.str_count:
+                self.str_min = min(self.str_min, other.str_min)
+                self.str_max = max(self.str_max, other.str_max)
+                self.prefix = _common_prefix(self.prefix or "", other.prefix or "")
+            else:
+                self.str_min, self.str_max, self.prefix = other.str_min, other.str_max, other.prefix
+        self.count += other.count
+        for name, n in other.types.items():
+            self.types[name] = self.types.get(name, 0) + n
+        self.str_count += other.str_count
+        self.str_total += other.str_total
+        self.tokens += other.tokens
+        self.scalars += other.scalars
+        if self.distinct is not None:
+            if other.distinct is None:
+                self.distinct = None
+            else:
+                self.distinct |= other.distinct
+                if len(self.distinct) > DISTINCT_CAP:
+                    self.distinct = None
+        if other.list_count:
+            if self.list_count:
+                self.list_min = min(self.list_min, other.list_min)
+                self.list_max = max(self.list_max, other.list_max)
+            else:
+                self.list_min, self.list_max = other.list_min, other.list_max
+            self.list_count += other.list_count
+            self.list_total += other.list_total
+        self.dict_count += other.dict_count
+        for key, child in other.children.items():
+            self.children.setdefault(key, FieldStats()).merge(child)
+        if other.items is not None:
+            if self.items is None:
+                self.items = FieldStats()
+            self.items.merge(other.items)
+        for kind, n in other.json_kinds.items():
+            self.json_kinds[kind] = self.json_kinds.get(kind, 0) + n
+        self.depth_cut = self.depth_cut or other.depth_cut
+
+    def kind(self) -> str:
+        """The most common type seen here."""
+        return max(self.types.items(), key=lambda item: item[1])[0] if self.types else "null"
+
+
+def _common_prefix(a: str, b: str) -> str:
+    cut = 0
+    for x, y in zip(a, b, strict=False):
+        if x != y:
+            break
+        cut += 1
+    return a[:cut]
+
+
+def classify(value: Any) -> str:
+    """The structure type name of a JSON-safe value.
+
+    ``bool`` is checked before ``int`` because ``True`` is an ``int`` in Python and
+    would otherwise be reported as one.
+    """
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "bool"
+    if isinstance(value, int):
+        return "int"
+    if isinstance(value, float):
+        return "float"
+    if isinstance(value, str):
+        return "str"
+    if isinstance(value, dict):
+        return "dict"
+    if isinstance(value, (list, tuple)):
+        return "list"
+    if isinstance(value, (bytes, bytearray)):
+        return "bytes"
+    return type(value).__name__
+
+
+class Collector:
+    """Walks a value once, feeding every item of a list into one shared child (as GenSON does)."""
+
+    def __init__(self, max_depth: int, binary_paths: Sequence[Sequence[str | int]]) -> None:
+        self.max_depth = max_depth
+        self.binary: dict[Any, Any] = {}
+        for path in binary_paths:
+            node = self.binary
+            for step in path:
+                node = node.setdefault(step, {})
+            node[_BINARY_LEAF] = True
+
+    def observe(self, node: FieldStats, value: Any, depth: int, binary: dict[Any, Any] | None) -> None:
+        node.count += 1
+        if binary is not None and _BINARY_LEAF in binary and isinstance(value, str):
+            node.add_type("bytes")
+            node.str_count += 1
+            node.str_total += _decoded_length(value)
+            return
+        kind = _EXACT_KINDS.get(type(value)) or classify(value)
+        types = node.types
+        types[kind] = types.get(kind, 0) + 1
+        if kind == "str":
+            node.add_string(value)
+            if value[:1] in _JSON_TEXT_FIRST:
+                parsed = parse_json_text(value)
+                if parsed is not None:
+                    node.json_kinds[classify(parsed)] = node.json_kinds.get(classify(parsed), 0) + 1
+                    self.observe_container(node, parsed, depth, None)
+        elif kind == "dict" or kind == "list":
+            self.observe_container(node, value, depth, binary)
+        elif kind != "null":
+            node.add_scalar(value)
+
+    def observe_container(self, node: FieldStats, value: Any, depth: int, binary: dict[Any, Any] | None) -> None:
+        if depth >= self.max_depth:
+            node.depth_cut = True
+            return
+        if isinstance(value, dict):
+            node.dict_count += 1
+            children = node.children
+            for key, item in value.items():
+                child = children.get(key)
+                if child is None:
+                    child = children[key] = FieldStats()
+                self.observe(child, item, depth + 1, binary.get(key) if binary else None)
+        else:
+            node.add_length(len(value))
+            if value and node.items is None:
+                node.items = FieldStats()
+            items = node.items
+            for index, item in enumerate(value):
+                assert items is not None
+                self.observe(items, item, depth + 1, binary.get(index) if binary else None)
+
+
+def _decoded_length(text: str) -> int:
+    return len(text) * 3 // 4 - text[-2:].count("=")
