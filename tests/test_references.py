@@ -282,7 +282,7 @@ def test_edits_write_through_a_string_that_holds_json() -> None:
         ),
         ({"items[5].name": "x"}, [], "items[5].name: index 5 is out of range: the list has 2 items."),
         ({"title.x": 1}, [], "title.x: no key 'x': found a string of 6 chars."),
-        ({"count[*]": 1}, [], "count[*]: a int has no items for [*]."),
+        ({"count[*]": 1}, [], "count[*]: an int has no items for [*]."),
         ({}, ["titel"], "titel: no key 'titel' here: nothing to delete. Did you mean title, items?"),
         ({}, ["items[*].color"], "items[*].color: there is nothing to delete: no item has this path."),
     ],

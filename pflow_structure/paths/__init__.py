@@ -17,13 +17,14 @@ from pflow_structure.paths.grammar import (
     quote_key,
     template_covers,
 )
-from pflow_structure.paths.resolve import Match, parse_json_text, resolve
+from pflow_structure.paths.resolve import Match, describe_value, parse_json_text, resolve
 
 __all__ = [
     "WILDCARD",
     "ConcretePath",
     "Match",
     "Segment",
+    "describe_value",
     "format_path",
     "is_jsonpath",
     "is_plain_key",

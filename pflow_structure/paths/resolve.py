@@ -102,7 +102,7 @@ def _walk_wildcard(
     elif isinstance(value, dict):
         items = list(value.items())
     else:
-        raise _not_found(text, segments, index, f"{_describe(value)} has no items for [*].")
+        raise _not_found(text, segments, index, f"{describe_value(value)} has no items for [*].")
     # Items that lack the rest of the path give None, as jq does, so that two [*] paths over
     # the same list line up item by item (result[*].number beside result[*].milestone.title),
     # also when wildcards nest; resolve() raises when every value is missing.
@@ -121,7 +121,7 @@ def _step(value: Any, segment: str | int, segments: Sequence[Segment], index: in
             if isinstance(value, dict) and str(segment) in value:
                 suggestions = [format_path([*segments[:index], str(segment)])]  # the key "0", quoted
             raise _not_found(
-                text, segments, index, f"[{segment}] needs a list but found {_describe(value)}.{hint}", suggestions
+                text, segments, index, f"[{segment}] needs a list but found {describe_value(value)}.{hint}", suggestions
             )
         if -len(value) <= segment < len(value):
             concrete = segment % len(value)
@@ -152,7 +152,7 @@ def _step(value: Any, segment: str | int, segments: Sequence[Segment], index: in
             f"{base or 'the value'} is a list of {_count(len(value), 'item')}, not a dict.",
             suggestions,
         )
-    raise _not_found(text, segments, index, f"no key {segment!r}: found {_describe(value)}.")
+    raise _not_found(text, segments, index, f"no key {segment!r}: found {describe_value(value)}.")
 
 
 def _not_found(
@@ -168,7 +168,8 @@ def _keys_hint(value: Any) -> str:
     return ""
 
 
-def _describe(value: Any) -> str:
+def describe_value(value: Any) -> str:
+    """What a value is, in a few words for an error message (``a dict of 3 keys``), never the value."""
     if value is None:
         return "null"
     if isinstance(value, bool):

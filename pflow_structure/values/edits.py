@@ -17,7 +17,16 @@ from collections.abc import Mapping, Sequence
 from typing import Any, NamedTuple
 
 from pflow_structure.errors import PathNotFoundError, PathSyntaxError
-from pflow_structure.paths import WILDCARD, ConcretePath, Segment, format_path, is_jsonpath, parse_json_text, parse_path
+from pflow_structure.paths import (
+    WILDCARD,
+    ConcretePath,
+    Segment,
+    describe_value,
+    format_path,
+    is_jsonpath,
+    parse_json_text,
+    parse_path,
+)
 from pflow_structure.render.output_text import format_json
 
 __all__ = ["EditedValue", "apply_edits"]
@@ -90,7 +99,7 @@ class _Edit:
                 return [inner(item, index + 1, (*where, i)) for i, item in enumerate(node)]
             if isinstance(node, dict):
                 return {key: inner(item, index + 1, (*where, key)) for key, item in node.items()}
-            raise self.fail(index, f"{_describe(node)} has no items for [*].")
+            raise self.fail(index, f"{describe_value(node)} has no items for [*].")
         if isinstance(segment, int):
             position = self.position(node, segment, index)
             items = list(node)
@@ -98,7 +107,7 @@ class _Edit:
             return items
         assert isinstance(segment, str)
         if not isinstance(node, dict):
-            raise self.fail(index, f"no key {segment!r}: found {_describe(node)}.")
+            raise self.fail(index, f"no key {segment!r}: found {describe_value(node)}.")
         if segment not in node and not (create and last):
             raise self.missing_parent(node, index, create)
         copy = dict(node)
@@ -111,7 +120,7 @@ class _Edit:
         segment = self.segments[index]
         if segment is WILDCARD:
             if not isinstance(node, (list, dict)):
-                raise self.fail(index, f"{_describe(node)} has no items for [*].")
+                raise self.fail(index, f"{describe_value(node)} has no items for [*].")
             self.removed += len(node)
             self.changed.append(where)
             return [] if isinstance(node, list) else {}
@@ -122,7 +131,7 @@ class _Edit:
             return node[:position] + node[position + 1 :]
         assert isinstance(segment, str)
         if not isinstance(node, dict):
-            raise self.fail(index, f"no key {segment!r}: found {_describe(node)}.")
+            raise self.fail(index, f"no key {segment!r}: found {describe_value(node)}.")
         if segment not in node and not self.under_wildcard:
             close = difflib.get_close_matches(segment, [key for key in node if isinstance(key, str)], n=3, cutoff=0.6)
             suggestions = [format_path([*self.segments[:index], key]) for key in close]
@@ -135,7 +144,7 @@ class _Edit:
 
     def position(self, node: Any, segment: int, index: int) -> int:
         if not isinstance(node, list):
-            raise self.fail(index, f"[{segment}] needs a list but found {_describe(node)}.")
+            raise self.fail(index, f"[{segment}] needs a list but found {describe_value(node)}.")
         if not -len(node) <= segment < len(node):
             raise self.fail(index, f"index {segment} is out of range: the list has {len(node)} items.")
         return segment % len(node)
@@ -154,17 +163,3 @@ class _Edit:
 
     def fail(self, index: int, reason: str) -> PathNotFoundError:
         return PathNotFoundError(self.path, index, reason)
-
-
-def _describe(value: Any) -> str:
-    if value is None:
-        return "null"
-    if isinstance(value, bool):
-        return "a bool"
-    if isinstance(value, dict):
-        return f"a dict of {len(value)} keys"
-    if isinstance(value, list):
-        return f"a list of {len(value)} items"
-    if isinstance(value, str):
-        return f"a string of {len(value)} chars"
-    return f"a {type(value).__name__}"
