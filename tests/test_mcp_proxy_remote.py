@@ -244,10 +244,18 @@ def test_the_upstream_killed_and_restarted_gives_one_clear_error_then_answers() 
 
     async def work(client: Any, seen: Seen) -> Any:
         first = plain(await client.call_tool("echo", {"message": "first"}))
-        upstream[0].__exit__(None, None, None)  # killed
-        upstream[0] = started(command, port)
-        await asyncio.to_thread(upstream[0].__enter__)  # and started again on the same port
-        lost = plain(await client.call_tool("echo", {"message": "lost"}))
+
+        async def kill_and_restart() -> None:
+            await asyncio.sleep(1.0)  # the long call below is in flight by now
+            upstream[0].__exit__(None, None, None)  # killed
+            upstream[0] = started(command, port)
+            await asyncio.to_thread(upstream[0].__enter__)  # and started again on the same port
+
+        # The call in flight when the server dies gets the error (a call made after the proxy noticed
+        # the drop would simply open a new session: there would be nothing to report).
+        restart = asyncio.ensure_future(kill_and_restart())
+        lost = plain(await client.call_tool("trigger-long-running-operation", {"duration": 10, "steps": 10}))
+        await restart
         again = plain(await client.call_tool("echo", {"message": "again"}))
         return first, lost, again
 
@@ -262,7 +270,8 @@ def test_the_upstream_killed_and_restarted_gives_one_clear_error_then_answers() 
     assert message.endswith("the next call opens a new session")
     assert texts(again) == ["Echo: again"] and again.get("isError") is not True
     (record,) = failures()
-    assert record["operation"] == "echo" and record["stage"] == "call" and record["command"] == url
+    assert record["operation"] == "trigger-long-running-operation" and record["stage"] == "call"
+    assert record["command"] == url
 
 
 # -- auth: our own serve --http behind its bearer token --------------------------------------
