@@ -13,25 +13,30 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping, Sequence
-from functools import lru_cache
 from typing import Any, NamedTuple
 
-from pflow_structure.errors import PathSyntaxError
 from pflow_structure.filtering import vocabulary
 from pflow_structure.filtering.options import DEFAULT_TARGET
 from pflow_structure.filtering.signals import DEFAULT_TUNING, Tuning, adjust
-from pflow_structure.paths import parse_path
+from pflow_structure.filtering.tree import (
+    _field_indices,
+    _is_inside,
+    _key_segments,
+    _kinds,
+    _Node,
+    _nodes,
+    normalise,
+)
+from pflow_structure.filtering.tree import (
+    fields_of as fields_of,
+)
 from pflow_structure.structure.field_stats import FieldSignals
 
 MIN_ITEM_FIELDS = 2  # a kept list shows at least this many fields of its items (when it has them)
 MAX_ITEM_FIELDS = 5  # and the shape top-up adds no more than this many per list
 
-_CONTAINERS = frozenset({"dict", "list"})
-
 MIN_SCORE = 1.0  # a field must score at least this to be shown
-_SEPARATOR = re.compile(r"[.\[]")
 _SIZED_VARIANT = re.compile(r"(?:image|thumb|icon|avatar)_\d+(?:_\w+)?\Z")  # image_24, thumb_360_w
-_CAMEL = re.compile(r"(?<=[a-z0-9])(?=[A-Z])")
 
 
 class FieldChoice(NamedTuple):
@@ -43,110 +48,6 @@ class FieldChoice(NamedTuple):
     hidden_fields: list[str]
     scores: dict[str, float]
     hidden: dict[str, dict[str, Any]]
-
-
-@lru_cache(maxsize=8192)
-def normalise(name: str) -> str:
-    """``createdAt`` → ``created_at``; ``display-name`` → ``display_name``."""
-    return _CAMEL.sub("_", name).replace("-", "_").lower()
-
-
-_PLAIN_PARTS = re.compile(r"[.\[\]]+")
-
-
-def _key_segments(path: str) -> list[str]:
-    """The dict keys along a path (list indices and ``*`` left out)."""
-    if '"' not in path and "'" not in path:  # the common case, without the full parser
-        return [part for part in _PLAIN_PARTS.split(path) if part and part != "*" and not part.lstrip("-").isdigit()]
-    try:
-        segments = parse_path(path)
-    except PathSyntaxError:
-        return [part for part in _PLAIN_PARTS.split(path) if part and not part.isdigit()]
-    return [segment for segment in segments if isinstance(segment, str) and segment != "*"]
-
-
-class _Node(NamedTuple):
-    """One listed path: its parent (index, -1 at the top), the keys from the root, whether a key
-    above it is metadata, the nearest list above it, and whether it stands inside a group."""
-
-    path: str
-    parent: int
-    keys: tuple[str, ...]
-    noisy_above: bool
-    list_owner: int
-    grouped: bool
-
-
-def _nodes(structure: Mapping[str, Mapping[str, Any]]) -> list[_Node]:
-    """Every path with its ancestry, in one pass: a structure lists parents before children."""
-    nodes: list[_Node] = []
-    stack: list[int] = []
-    for path in structure:
-        while stack:
-            above_path = nodes[stack[-1]].path
-            if path.startswith(above_path) and path[len(above_path) : len(above_path) + 1] in (".", "["):
-                break
-            stack.pop()
-        parent = stack[-1] if stack else -1
-        if parent < 0:
-            keys = _suffix_keys(path)
-            noisy, owner, grouped = False, -1, False
-        else:
-            above = nodes[parent]
-            suffix = path[len(above.path) :]
-            quoted = '"' in suffix or "'" in suffix
-            keys = _suffix_keys(path) if quoted else above.keys + _suffix_keys(suffix)
-            noisy = above.noisy_above or (bool(above.keys) and _is_noise_segment(above.keys[-1]))
-            parent_entry = structure[above.path]
-            owner = parent if "list" in str(parent_entry.get("type", "")) else above.list_owner
-            grouped = above.grouped or "same_as" in parent_entry
-        nodes.append(_Node(path, parent, keys, noisy, owner, grouped))
-        stack.append(len(nodes) - 1)
-    return nodes
-
-
-@lru_cache(maxsize=8192)
-def _suffix_keys(suffix: str) -> tuple[str, ...]:
-    """The normalised keys of a path or a path's suffix (``[0].user.login`` → user, login)."""
-    return tuple(normalise(key) for key in _key_segments(suffix))
-
-
-@lru_cache(maxsize=1024)
-def _kinds(type_name: str) -> frozenset[str]:
-    """``str|null`` → {str}: the types a field had besides null."""
-    return frozenset(type_name.split("|")) - {"null"}
-
-
-@lru_cache(maxsize=8192)
-def _is_noise_segment(key: str) -> bool:
-    return key.replace("_", "") in vocabulary.NOISE_SEGMENTS_SQUASHED
-
-
-def _is_below(path: str, parent: str) -> bool:
-    return path.startswith(parent) and path[len(parent) : len(parent) + 1] in (".", "[")
-
-
-def _field_indices(structure: Mapping[str, Mapping[str, Any]], nodes: list[_Node]) -> list[int]:
-    has_children = {node.parent for node in nodes}
-    found = []
-    for index, node in enumerate(nodes):
-        if node.grouped:
-            continue
-        entry = structure[node.path]
-        if "same_as" in entry:
-            found.append(index)
-            continue
-        types = set(str(entry.get("type", "")).split("|")) - {"null"}
-        if index not in has_children or not types & _CONTAINERS:
-            found.append(index)
-    return found
-
-
-def fields_of(structure: Mapping[str, Mapping[str, Any]]) -> list[str]:
-    """The paths that count as fields: leaves, lists of scalars, ``same_as`` and dynamic-key entries
-    (each stands for one field); paths below a dynamic-key dict or a ``same_as`` are part of it."""
-    nodes = _nodes(structure)
-    return [nodes[index].path for index in _field_indices(structure, nodes)]
 
 
 def score_field(
@@ -332,14 +233,6 @@ def _line_cost(nodes: list[_Node], index: int, structure: Mapping[str, Mapping[s
     node = nodes[index]
     own = len(node.path) - (len(nodes[node.parent].path) if node.parent >= 0 else 0)
     return 1.5 + (own + len(describe_entry(structure[node.path], short=True))) / 3.5
-
-
-def _is_inside(nodes: list[_Node], index: int, ancestor: int) -> bool:
-    while index >= 0:
-        index = nodes[index].parent
-        if index == ancestor:
-            return True
-    return False
 
 
 def _label_records_by_id(nodes: list[_Node], indices: list[int], scores: dict[int, float]) -> None:
