@@ -13,9 +13,10 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping, Sequence
-from typing import Any, NamedTuple
+from typing import Any, Literal, NamedTuple
 
 from pflow_structure.filtering import vocabulary
+from pflow_structure.filtering.features import Model, Places, field_features, learned_score
 from pflow_structure.filtering.options import DEFAULT_TARGET
 from pflow_structure.filtering.signals import DEFAULT_TUNING, Tuning, adjust
 from pflow_structure.filtering.tree import (
@@ -125,7 +126,6 @@ def _score(
     return max(0.05, score * tuning.depth_decay ** max(0, depth - 1))  # shallower first, never pushed below zero
 
 
-NESTED_LIST_FIELDS = 2  # a list inside a list item (a message's files) shows at most this many fields
 
 
 def _spread(
@@ -135,6 +135,8 @@ def _spread(
     target: int,
     scores: Mapping[int, float],
     tuning: Tuning,
+    *,
+    reweigh: bool = True,
 ) -> list[int]:
     """The best fields, up to ``target`` of them and ``tuning.budget`` estimated tokens of lines,
     with the lists inside a record (a message's files) and the dicts inside a record (its
@@ -156,7 +158,7 @@ def _spread(
         default=-1,
     )
     body = _record_body(ranked, nodes, records) if records >= 0 else -1
-    if records >= 0:
+    if records >= 0 and reweigh:
         # The records' own fields first; what a record holds (its files, its bot_profile) after.
         envelope = nodes[records].parent  # the object around the records: page, page_size, next
 
@@ -178,7 +180,7 @@ def _spread(
         node = nodes[index]
         owner = node.list_owner
         inner_list = owner >= 0 and owner != records and _is_inside(nodes, owner, records)
-        if inner_list and per_list.get(owner, 0) >= NESTED_LIST_FIELDS:
+        if inner_list and per_list.get(owner, 0) >= tuning.nested_list:
             continue
         parent = node.parent
         sub_object = (
@@ -262,6 +264,7 @@ def choose_fields(
     keep: Sequence[str] | None = None,
     signals: Mapping[str, FieldSignals] | None = None,
     tuning: Tuning = DEFAULT_TUNING,
+    model: Model | Literal["default"] | None = "default",
 ) -> FieldChoice:
     """Keep the best fields (score above zero) up to ``target`` and ``tuning.budget`` tokens; show
     every kept list's shape, and name what is hidden (``FieldChoice.hidden``).
@@ -286,11 +289,17 @@ def choose_fields(
         for index in indices
     }
     _label_records_by_id(nodes, indices, scores)
-    ranked = sorted(
-        (index for index in indices if scores[index] >= MIN_SCORE), key=lambda index: (-scores[index], index)
-    )
+    if model == "default":
+        from pflow_structure.filtering.learned import MODEL
+
+        model = MODEL
+    floor = MIN_SCORE
+    if model is not None:
+        scores = _learned(structure, nodes, indices, found, scores, model)
+        floor = 0.0
+    ranked = sorted((index for index in indices if scores[index] >= floor), key=lambda index: (-scores[index], index))
     if keep is None:
-        kept = _spread(ranked, nodes, structure, target, scores, tuning)
+        kept = _spread(ranked, nodes, structure, target, scores, tuning, reweigh=model is None)
     else:
         wanted = set(keep)
         kept = [index for index in indices if nodes[index].path in wanted]
@@ -309,6 +318,29 @@ def choose_fields(
         {nodes[index].path: scores[index] for index in indices},
         hidden_keys(structure, [(node.path, node.parent) for node in nodes], chosen, scores),
     )
+
+
+def _learned(
+    structure: Mapping[str, Mapping[str, Any]],
+    nodes: list[_Node],
+    indices: list[int],
+    signals: Mapping[str, FieldSignals],
+    base: Mapping[int, float],
+    model: Model,
+) -> dict[int, float]:
+    """The fitted score of each field, less the model's threshold (shown from zero up)."""
+    places = Places(nodes, indices)
+    weights = model.weights
+    return {
+        index: learned_score(
+            field_features(
+                index, nodes[index], structure[nodes[index].path], signals.get(nodes[index].path), places, base[index]
+            ),
+            weights,
+        )
+        - model.threshold
+        for index in indices
+    }
 
 
 def _complete_lists(kept: list[int], ranked: list[int], nodes: list[_Node]) -> None:
