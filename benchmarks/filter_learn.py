@@ -35,7 +35,8 @@ from pflow_structure.filtering.signals import DEFAULT_TUNING  # noqa: E402
 
 LEARNED = REPO / "pflow_structure" / "filtering" / "learned.py"
 L2 = 1.0
-THRESHOLDS = tuple(x / 4 for x in range(-8, 9))
+THRESHOLDS = (-1.0, -0.75, -0.5, -0.25, 0.0, 0.25)
+TARGETS = (0.90, 0.85)  # issue 16: must-keep shown, must-drop hidden
 
 
 class Sample(NamedTuple):
@@ -54,8 +55,9 @@ def samples(cases: Sequence[fe.Case]) -> list[Sample]:
     for number, case in enumerate(cases):
         nodes = _nodes(case.structure)
         indices = _field_indices(case.structure, nodes)
+        entries, found = case.structure, case.signals
         base = {
-            i: _score(nodes[i].keys, nodes[i].noisy_above, case.structure[nodes[i].path], case.signals.get(nodes[i].path))
+            i: _score(nodes[i].keys, nodes[i].noisy_above, entries[nodes[i].path], found.get(nodes[i].path))
             for i in indices
         }
         _label_records_by_id(nodes, indices, base)
@@ -131,21 +133,25 @@ def judged(cases: Sequence[fe.Case], model: Model) -> dict[str, fe.Score]:
 
 
 def best_threshold(cases: Sequence[fe.Case], weights: Mapping[str, float]) -> float:
-    return max(THRESHOLDS, key=lambda t: fe.objective(judged(cases, Model(weights, t)).values()))
+    """The threshold nearest to meeting both targets on ``cases`` (the larger of the two shortfalls,
+    pooled, is the smallest)."""
+
+    def margin(threshold: float) -> float:
+        keep, drop, _ = fe.rates(sum(judged(cases, Model(weights, threshold)).values(), fe.ZERO))
+        return min(keep - TARGETS[0], drop - TARGETS[1])
+
+    return max(THRESHOLDS, key=margin)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--write", action="store_true", help="write the weights fitted on every family")
-    parser.add_argument("--quick", action="store_true", help="threshold from a coarse grid (faster)")
     parser.add_argument("--budget", type=int, default=DEFAULT_TUNING.budget, help="tokens of shown lines")
     parser.add_argument("--sub-object", type=int, default=DEFAULT_TUNING.sub_object, help="fields per inner dict")
     parser.add_argument("--nested-list", type=int, default=DEFAULT_TUNING.nested_list, help="fields per inner list")
     args = parser.parse_args(argv)
-    global THRESHOLDS, TUNING
+    global TUNING
     TUNING = DEFAULT_TUNING._replace(budget=args.budget, sub_object=args.sub_object, nested_list=args.nested_list)
-    if args.quick:
-        THRESHOLDS = (-1.0, -0.5, 0.0, 0.5, 1.0)
     cases = fe.load_new() + fe.load_old()
     every = samples(cases)
     names = sorted({name for s in every for name in s.features})

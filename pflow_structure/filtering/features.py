@@ -234,11 +234,18 @@ def field_features(
         out["id_unnamed" if node.parent not in places.named else "id_named"] = 1.0
     if len(node.keys) <= 2:
         out["top_base"] = out["base"]
+    if "category" in out and "record_field" in out:
+        out["record_category"] = 1.0  # a record's own type, status or kind, with a few values over many records
     for word in _words(name):
         out["w:" + word] = 1.0
+        if "category" in out:
+            out["wk:" + word] = 1.0  # the same word as a category (values vary over the records)
     if len(node.keys) >= 2:
-        for word in _words(node.keys[-2]):
+        parent = node.keys[-2]
+        for word in _words(parent):
             out["p:" + word] = 1.0
+        if ("id" in out or "id_suffix" in out) and name.startswith(parent.rstrip("s")):
+            out["id_of_record"] = 1.0  # Instances[0].InstanceId: the id named after its record
     return out
 
 

@@ -126,8 +126,6 @@ def _score(
     return max(0.05, score * tuning.depth_decay ** max(0, depth - 1))  # shallower first, never pushed below zero
 
 
-
-
 def _spread(
     ranked: list[int],
     nodes: list[_Node],
@@ -229,12 +227,19 @@ def _record_body(ranked: list[int], nodes: list[_Node], records: int) -> int:
 
 
 def _line_cost(nodes: list[_Node], index: int, structure: Mapping[str, Mapping[str, Any]]) -> float:
-    """Estimated o200k tokens of the field's tree line (about 3.5 characters a token, plus the indent)."""
+    """Estimated o200k tokens of the field's tree line: 2.2 + characters / 3.2 (fitted by least squares
+    on the tree lines of the 28 corpus files, 20,615 tokens, mean error 1.3 tokens a line)."""
     from pflow_structure.render.structure_text import describe_entry
 
     node = nodes[index]
     own = len(node.path) - (len(nodes[node.parent].path) if node.parent >= 0 else 0)
-    return 1.5 + (own + len(describe_entry(structure[node.path], short=True))) / 3.5
+    return 2.2 + (own + len(describe_entry(structure[node.path], short=True))) / 3.2
+
+
+def view_cost(structure: Mapping[str, Mapping[str, Any]]) -> float:
+    """Estimated o200k tokens of the tree lines of the whole ``structure``."""
+    nodes = _nodes(structure)
+    return sum(_line_cost(nodes, index, structure) for index in range(len(nodes)))
 
 
 def _label_records_by_id(nodes: list[_Node], indices: list[int], scores: dict[int, float]) -> None:
@@ -310,13 +315,14 @@ def choose_fields(
             chosen.add(index)
             index = nodes[index].parent
     filtered = {node.path: dict(structure[node.path]) for position, node in enumerate(nodes) if position in chosen}
+    room = tuning.view - sum(_line_cost(nodes, index, structure) for index in chosen)
     kept_set = set(kept)
     return FieldChoice(
         filtered,
         [nodes[index].path for index in indices if index in kept_set],
         [nodes[index].path for index in indices if index not in kept_set],
         {nodes[index].path: scores[index] for index in indices},
-        hidden_keys(structure, [(node.path, node.parent) for node in nodes], chosen, scores),
+        hidden_keys(structure, [(node.path, node.parent) for node in nodes], chosen, scores, room),
     )
 
 
