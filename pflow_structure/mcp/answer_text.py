@@ -63,6 +63,14 @@ def hint(execution_id: str, example_path: str, read_tool: str = "read_fields") -
     )
 
 
+def edit_answer(result: dict[str, Any]) -> dict[str, Any]:
+    """The proxy's ``edit_fields`` answer from the server's (a result dict): the same error, or the
+    changes as text (:func:`edit_text`) without the dict beside it."""
+    if result.get("isError"):
+        return result
+    return {"content": [{"type": "text", "text": edit_text(result["structuredContent"])}], "isError": False}
+
+
 def edit_text(changes: Mapping[str, Any]) -> str:
     """``edit_fields``' answer (the dict :func:`~pflow_structure.service.values.edit_fields` returns
     with ``changes_only``) as text: the new id, then only the paths whose statistics changed.

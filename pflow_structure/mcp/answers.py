@@ -11,7 +11,8 @@ A result is the JSON form of a ``CallToolResult`` (``content``, ``structuredCont
   outline for a tree of records) chosen by ``render`` because it is smaller still and reads
   back as the very same value;
 - ``cached``: larger than the budget; the value is stored in the execution cache and the
-  answer is the execution id, the structure and a one-line hint on reading fields.
+  answer is text (:mod:`pflow_structure.mcp.answer_text`): the execution id, the structure as
+  an indented tree and a one-line hint on reading fields, with no structuredContent.
 
 Tokens are counted as the agent would see them: every text block, plus ``structuredContent``
 unless it duplicates the text (equal to the parsed text, or a one-key wrapper around it, as
