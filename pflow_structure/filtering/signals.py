@@ -34,6 +34,7 @@ class Tuning(NamedTuple):
     - ``null_named``: a known name that was always null keeps this share of its score.
     - ``sub_object``: at most this many fields of a dict inside a list item (a message's
       bot_profile), so that the item's own fields are not crowded out.
+    - ``nested_list``: at most this many fields of a list inside a list item (a message's files).
     - ``envelope``: multiplies the score of a field beside the main list of records (page,
       page_size, next): the envelope of a list response.
     """
@@ -48,6 +49,7 @@ class Tuning(NamedTuple):
     time: float = 2.5
     null_named: float = 0.5
     sub_object: int = 4
+    nested_list: int = 2
     envelope: float = 0.5
 
 
