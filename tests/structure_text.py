@@ -18,7 +18,7 @@ _SHOWN = rf"(?:[^\s.\[\]\"]+|{_QUOTED})?(?:\.[^\s.\[\]\"]+|\[(?:\d+|\*)\]|{_QUOT
 _TREE_LINE = re.compile(rf"(?P<indent>(?:  )+)(?P<shown>{_SHOWN}) (?P<details>.+)")
 _KEY_NAMES = re.compile(r", (?P<keys>\d+) keys?: (?P<names>.*)\Z")
 # ``.metadata dict: name, uid, +8 more`` (a hidden container) and ``[0] other keys: url, *_url (3)``.
-_OTHER_KEYS_LINE = re.compile(r"(?P<indent>(?:  )+)(?P<shown>\S*?) ?(?P<type>other keys): (?P<names>.*)")
+_OTHER_KEYS_LINE = re.compile(rf"(?P<indent>(?:  )+)(?:(?P<shown>{_SHOWN}) )?(?P<type>other keys): (?P<names>.*)")
 _HIDDEN_LINE = re.compile(rf"(?P<indent>(?:  )+)(?P<shown>{_SHOWN}) (?P<type>[^\s,:]+): (?P<names>.*)")
 _HIDDEN_NAME = re.compile(r'"(?:[^"\\]|\\.)*"|\*\S* \(\d+\)|\+\d+ more|[^,\s]+')
 
@@ -90,7 +90,7 @@ def parse_tree(lines: Iterable[str]) -> tuple[dict[str, Any], dict[str, Any]]:
             entry = _hidden_names(found["names"])
             if found["type"] != "other keys":
                 entry["type"] = found["type"]
-            hidden[anchor + found["shown"]] = entry
+            hidden[anchor + (found["shown"] or "")] = entry
             continue
         match = _TREE_LINE.fullmatch(line)
         assert match, f"not a path line: {line!r}"

@@ -690,6 +690,34 @@ def test_a_filtered_cached_answer_counts_the_fields_shown_of_all_and_names_the_h
     assert read_fields(execution_id, [hidden_path], settings=config) == {hidden_path: record[hidden["names"][0]]}
 
 
+@pytest.mark.parametrize("hostile_shown", [True, False], ids=["as-paths", "as-hidden-names"])
+def test_hostile_keys_read_back_from_the_cached_answer_exactly(config: Settings, hostile_shown: bool) -> None:
+    """Keys that look like the answer's own lines, or hold newlines, quotes, dots and brackets, come back
+    as the very paths the store listed, or the names it hid, and each reads its value."""
+    hostile = ["a\nb", " lead", "other keys: x", "", "ключ 🐢", 'q"uote', "Fields: 3", "x.y", "[0]", "\ud800"]
+    # Over 50 fields, so some are hidden: the filter shows the strings and hides the numbers.
+    record: dict[str, Any] = {key: f"value {index}" if hostile_shown else index for index, key in enumerate(hostile)}
+    record.update({f"filler_{index:02}": index if hostile_shown else f"text {index}" for index in range(55)})
+    described: list[dict[str, Any]] = []
+
+    def keeping(tool: str, args: dict[str, Any], value: Any) -> dict[str, Any]:
+        described.append(store_outputs(f"mcp:{tool}", args, {"result": value}, settings=config))
+        return described[-1]
+
+    text = json.dumps({"items": [record, record]})
+    answer = cached(_shape(_text(text), keeping, budget=0).result)
+    [full] = described
+    assert (answer["structure"], answer["hidden"]) == (full["structure"], full["hidden"])
+    named = [path.removeprefix("result.items[0]") for path in full["structure"] if path.startswith("result.items[0]")]
+    hidden_names = full["hidden"]["result.items[0]"]["names"]
+    assert len(named) + len(hidden_names) + full["hidden"]["result.items[0]"].get("more", 0) == len(record)
+    shown = {json.loads(name[1:-1]) if name.startswith("[") else name.removeprefix(".") for name in named}
+    assert set(hostile) <= (shown if hostile_shown else set(hidden_names))
+    for path in [*full["structure"], *(f"result.items[0][{json.dumps(n)}]" for n in hidden_names)]:
+        found = read_fields(answer["execution_id"], [path.replace("[0]", "[1]", 1)], settings=config)
+        assert list(found.values()) != [None], path
+
+
 # -- edit_fields' answer through the proxy ------------------------------------------------------
 
 
