@@ -360,8 +360,7 @@ def _stable(result: dict[str, Any], workdir: Path) -> dict[str, Any]:
 
 def _kind(direct: dict[str, Any], proxied: dict[str, Any]) -> str:
     """What the proxy made of the result: cached (a structure), compacted (JSON), formatted, or passed."""
-    structured = proxied.get("structuredContent")
-    if isinstance(structured, dict) and "execution_id" in structured and "structure" in structured:
+    if _cached(proxied) is not None:
         return "cached"
     if proxied.get("content") == direct.get("content"):
         return "passed"
@@ -371,6 +370,16 @@ def _kind(direct: dict[str, Any], proxied: dict[str, Any]) -> str:
     except ValueError:
         return "formatted"
     return "compacted"
+
+
+def _cached(result: dict[str, Any]) -> dict[str, Any] | None:
+    """The proxy's cached answer read back from its text (tests/structure_text.py), or None for another answer."""
+    from tests.structure_text import CACHED_HEAD, cached
+
+    content = result.get("content") or [{}]
+    if result.get("isError") or not CACHED_HEAD.match(content[0].get("text", "")):
+        return None
+    return cached(result)
 
 
 async def _connect(stack: AsyncExitStack, command: list[str], env: dict[str, str], errlog: TextIO) -> Any:
@@ -488,8 +497,8 @@ async def _follow_up(
     """One read_fields call on the proxy's cached answer, as an agent would make next."""
     from pflow_structure.mcp.answers import visible_tokens
 
-    structured = cached.get("structuredContent") or {}
-    if "execution_id" not in structured:
+    structured = _cached(cached)
+    if structured is None:
         return {"skipped": "the proxy did not cache this result (it fit the budget)"}
     path, limit = follow_up
     template = path.replace("[*]", "[0]")

@@ -34,6 +34,8 @@ from typing import Any
 
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
+from tests.structure_text import cached, edited  # noqa: E402  # the answers read back as the tests read them
+
 CORPUS = Path("/work/shared/corpus") if Path("/work/shared/corpus").is_dir() else REPO / "tests" / "corpus"
 FILES = [
     "github__get_repo.json",
@@ -147,10 +149,10 @@ def measure(name: str, workdir: Path) -> dict[str, Any]:
 
     async def edit_proxied(agent: Agent) -> None:
         read = await agent.call("read_text_file", {"path": inp})
-        execution_id = read["structuredContent"]["execution_id"]
+        execution_id = cached(read)["execution_id"]
         await agent.call("read_fields", {"execution_id": execution_id, "field_paths": [path]})
-        edited = await agent.call("edit_fields", {"execution_id": execution_id, "set": {path: NEW_VALUE}})
-        new = edited["structuredContent"]["execution_id"]
+        changed = await agent.call("edit_fields", {"execution_id": execution_id, "set": {path: NEW_VALUE}})
+        new = edited(changed)["execution_id"]
         await agent.call("write_file", {"path": out, "content": "${" + new + ":result}"})
 
     async def copy_direct(agent: Agent) -> None:
@@ -159,9 +161,7 @@ def measure(name: str, workdir: Path) -> dict[str, Any]:
 
     async def copy_proxied(agent: Agent) -> None:
         read = await agent.call("read_text_file", {"path": inp})
-        await agent.call(
-            "write_file", {"path": out, "content": "${" + read["structuredContent"]["execution_id"] + ":result}"}
-        )
+        await agent.call("write_file", {"path": out, "content": "${" + cached(read)["execution_id"] + ":result}"})
 
     row: dict[str, Any] = {
         "file": name,

@@ -223,6 +223,11 @@ def render_results(results: dict[str, Any]) -> str:
         f"- Python: {meta['python']}",
         f"- Tokens: {meta['token_method']}",
         f"- Load average at start / end: {meta['load_start']} / {meta['load_end']}",
+        *(
+            f"- Run again since: {name}, `{rerun['command']}`, {rerun['date']} "
+            f"(load average {rerun['load_start']} / {rerun['load_end']})"
+            for name, rerun in sorted(meta.get("reruns", {}).items())
+        ),
         "",
         *summary_table(results),
         "",

@@ -92,6 +92,15 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     return results
 
 
+def merged(previous: dict[str, Any], fresh: dict[str, Any]) -> dict[str, Any]:
+    """An ``--only`` run folded into the last results: its benchmarks replace theirs, the others stay,
+    and ``meta["reruns"]`` says which were run again, with which command, when."""
+    meta = {**previous["meta"], "reruns": dict(previous["meta"].get("reruns", {}))}
+    for name in fresh["benchmarks"]:
+        meta["reruns"][name] = {key: fresh["meta"][key] for key in ("command", "date", "load_start", "load_end")}
+    return {"meta": meta, "benchmarks": {**previous["benchmarks"], **fresh["benchmarks"]}}
+
+
 def _load() -> str:
     try:
         return " ".join(f"{x:.2f}" for x in os.getloadavg())
@@ -106,6 +115,8 @@ def main(argv: list[str] | None = None) -> int:
     print("\n".join(report.summary_table(results)))
     output = args.output or (None if args.smoke else HERE / "results.json")
     readme = args.readme or (None if args.smoke else HERE / "README.md")
+    if output and args.only and output.exists():  # the other benchmarks keep their last results
+        results = merged(json.loads(output.read_text(encoding="utf-8")), results)
     if output:
         output.write_text(json.dumps(results, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
         print(f"\nwrote {output}")

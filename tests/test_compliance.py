@@ -36,6 +36,7 @@ from pflow_structure.render.structure_text import TREE_HEADER
 from pflow_structure.settings import Settings
 from tests.conftest import CORPUS, corpus_files
 from tests.contract import assert_structure_reads_back
+from tests.structure_text import parse_tree
 
 ISSUES = CORPUS / "github__list_issues.json"
 DAY = 24 * 3600
@@ -360,75 +361,6 @@ def test_criterion_16_cache_directory_is_0700_under_umask_000(isolated_cache: Pa
 
 # -- criterion 17: CLI and MCP give the same structure ------------------------------------------
 
-_QUOTED = r'\["(?:[^"\\]|\\.)*"\]'
-_TREE_LINE = re.compile(
-    rf"(?P<indent>(?:  )+)(?P<shown>(?:[^\s.\[\]\"]+|{_QUOTED})?(?:\.[^\s.\[\]\"]+|\[(?:\d+|\*)\]|{_QUOTED})*)"
-    r" (?P<details>.+)"
-)
-_KEY_NAMES = re.compile(r", (?P<keys>\d+) keys?: (?P<names>.*)\Z")
-
-
-def parse_details(details: str) -> dict[str, Any]:
-    """``list, 2-5 items, avg 3.5, in 4 of 9`` → the structure entry it was written from."""
-    names = _KEY_NAMES.search(details)
-    if names:  # last, and the names may hold anything: taken off before the rest is split
-        details = details[: names.start()]
-    parts = details.split(", ")
-    type_name, _, length = parts.pop(0).partition(" ~")
-    entry: dict[str, Any] = {"type": type_name}
-    if length:
-        entry["avg_length"] = int(length)
-    while parts:
-        part = parts.pop(0)
-        if m := re.fullmatch(r"(\d+) items?", part):  # "1 item"
-            entry["length"] = int(m[1])
-        elif m := re.fullmatch(r"(\d+)-(\d+) items", part):
-            average = re.fullmatch(r"avg (\d+(?:\.\d+)?)", parts.pop(0))
-            assert average, details
-            entry["length"] = float(average[1])
-            entry["min_length"], entry["max_length"] = int(m[1]), int(m[2])
-        elif m := re.fullmatch(r"~(\d+) (?:chars|bytes)", part):
-            entry["avg_length"] = int(m[1])
-        elif m := re.fullmatch(r"JSON (\S+)", part):
-            entry["json"] = m[1]
-        elif m := re.fullmatch(r"(\d+) dynamic keys?", part):
-            entry["keys"], entry["dynamic_keys"] = int(m[1]), True
-        elif m := re.fullmatch(r"in (\d+) of (\d+)", part):
-            entry["present"], entry["of"] = int(m[1]), int(m[2])
-        elif m := re.fullmatch(r"same keys as (\S+)", part):
-            entry["same_as"] = m[1]
-        elif part == "deeper levels not shown":
-            entry["truncated"] = "depth"
-        else:
-            raise AssertionError(f"unparsed detail {part!r} in {details!r}")
-    if names:
-        entry["keys"], entry["dynamic_keys"] = int(names["keys"]), True
-        listed = re.findall(r'"(?:[^"\\]|\\.)*"|[^,\s…]+', names["names"])
-        entry["key_names"] = [json.loads(name) if name.startswith('"') else name for name in listed]
-    return entry
-
-
-# ``.metadata dict: name, uid, +8 more`` (a hidden container) and ``[0] other keys: url, *_url (3)``.
-_OTHER_KEYS_LINE = re.compile(r"(?P<indent>(?:  )+)(?P<shown>\S*?) ?(?P<type>other keys): (?P<names>.*)")
-_HIDDEN_LINE = re.compile(
-    rf"(?P<indent>(?:  )+)(?P<shown>(?:[^\s.\[\]\"]+|{_QUOTED})?(?:\.[^\s.\[\]\"]+|\[(?:\d+|\*)\]|{_QUOTED})*)"
-    r" (?P<type>[^\s,:]+): (?P<names>.*)"
-)
-_HIDDEN_NAME = re.compile(r'"(?:[^"\\]|\\.)*"|\*\S* \(\d+\)|\+\d+ more|[^,\s]+')
-
-
-def _hidden_names(text: str) -> dict[str, Any]:
-    """``a, "b c", *_url (3), +2 more`` → ``{"names": ["a", "b c"], "patterns": {"*_url": 3}, "more": 2}``."""
-    entry: dict[str, Any] = {"names": []}
-    for token in _HIDDEN_NAME.findall(text):
-        if m := re.fullmatch(r"\+(\d+) more", token):
-            entry["more"] = int(m[1])
-        elif m := re.fullmatch(r"(\*\S*) \((\d+)\)", token):
-            entry.setdefault("patterns", {})[m[1]] = int(m[2])
-        else:
-            entry["names"].append(json.loads(token) if token.startswith('"') else token)
-    return entry
-
 
 def parse_structure_text(text: str) -> dict[str, Any]:
     """Read the CLI's text output back into the dict ``registry_run`` returns."""
@@ -441,27 +373,10 @@ def parse_structure_text(text: str) -> dict[str, Any]:
     header = next(rest)
     if not header.endswith(" (none: the node wrote no outputs)"):
         assert header == TREE_HEADER
-        chain: list[str] = []  # the path of the line above at each depth
-        for line in rest:
-            if line == "":
-                break
-            hidden = _OTHER_KEYS_LINE.fullmatch(line) or _HIDDEN_LINE.fullmatch(line)
-            if hidden:  # names of what the filter hid, under the object they belong to
-                depth = len(hidden["indent"]) // 2
-                anchor = chain[depth - 2] if depth >= 2 else ""
-                entry = _hidden_names(hidden["names"])
-                if hidden["type"] != "other keys":
-                    entry["type"] = hidden["type"]
-                result.setdefault("hidden", {})[anchor + hidden["shown"]] = entry
-                continue
-            match = _TREE_LINE.fullmatch(line)
-            assert match, f"not a path line: {line!r}"
-            depth = len(match["indent"]) // 2
-            assert depth <= len(chain) + 1, f"indented past its parent: {line!r}"
-            del chain[depth - 1 :]
-            path = (chain[-1] if chain else "") + match["shown"]
-            chain.append(path)
-            result["structure"][path] = parse_details(match["details"])
+        tree = list(itertools.takewhile(lambda line: line != "", rest))
+        result["structure"], hidden = parse_tree(tree)
+        if hidden:
+            result["hidden"] = hidden
     else:
         assert next(rest) == ""
     for line in rest:

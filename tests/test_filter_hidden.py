@@ -23,6 +23,7 @@ from pflow_structure.structure import infer_structure
 from pflow_structure.structure.field_stats import DISTINCT_CAP, FieldStats
 from tests.conftest import CORPUS, REPO
 from tests.contract import assert_structure_reads_back, every_item
+from tests.structure_text import cached
 
 EVAL = REPO / "tests" / "data" / "filter_eval"
 RESPONSES = sorted(path for path in EVAL.glob("*/*.json") if path.name != "labels.json")
@@ -174,10 +175,12 @@ def test_the_proxy_answer_carries_the_hidden_names(tmp_path: Path) -> None:
     shaped = shape_result(
         "get_pod", {}, {"content": [{"type": "text", "text": text}]}, budget=50, count=count_tokens, store=store
     )
-    answer = shaped.result["structuredContent"]
+    answer = cached(shaped.result)  # the text read back
     assert shaped.kind == "cached"
     assert set(answer["hidden"]["result"]) == {"names"}  # best first: the order is the filter's
-    assert sorted(answer["hidden"]["result"]["names"]) == ["apiVersion", "kind"]
+    names = answer["hidden"]["result"]["names"]
+    assert sorted(names) == ["apiVersion", "kind"]
+    assert f"\n    other keys: {', '.join(names)}\n" in shaped.result["content"][0]["text"]
 
 
 def test_all_fields_and_filter_off_list_every_path_and_no_hidden(tmp_path: Path) -> None:

@@ -7,7 +7,6 @@ Everything runs on a real execution cache under ``tmp_path`` and real token coun
 from __future__ import annotations
 
 import json
-import re
 from pathlib import Path
 from typing import Any
 
@@ -15,11 +14,11 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from pflow_structure.mcp.answer_text import edit_text, hint
 from pflow_structure.mcp.answers import (
     MalformedJSONError,
     Shaped,
     duplicates_text,
-    hint,
     parse_text,
     payload,
     shape_result,
@@ -29,6 +28,8 @@ from pflow_structure.mcp.answers import (
 from pflow_structure.render.tokens import count_tokens
 from pflow_structure.service import read_fields, store_outputs
 from pflow_structure.settings import Settings
+from tests.conftest import corpus_files
+from tests.structure_text import cached, edited
 
 HUGE = 10**9
 
@@ -234,11 +235,12 @@ def test_payload_raises_for_malformed_json_text() -> None:
 # -- hint ------------------------------------------------------------------------------------
 
 
-def test_hint_names_the_id_the_path_and_the_token_count_with_separators() -> None:
-    text = hint("exec-1763463202-0cd0c8fe", "result[0].title", 12345)
-    assert "12,345 tokens" in text
-    assert 'read_fields(execution_id="exec-1763463202-0cd0c8fe", field_paths=["result[0].title"])' in text
-    assert "\n" not in text
+def test_hint_is_one_line_naming_the_id_a_path_and_how_to_pass_values_on() -> None:
+    assert hint("exec-1763463202-0cd0c8fe", "result[0].title", "pflow_structure_read_fields") == (
+        'Read values: pflow_structure_read_fields(execution_id="exec-1763463202-0cd0c8fe", '
+        'field_paths=["result[0].title"]); [*] reads every item, limit/offset page. '
+        'Pass values on unread: "${execution_id:path}" in any argument.'
+    )
 
 
 # -- shape_result: passed ---------------------------------------------------------------------
@@ -344,7 +346,7 @@ def test_compacting_leaves_a_duplicate_structured_content_counted_once(store: An
 # -- shape_result: cached -------------------------------------------------------------------
 
 
-def test_large_json_is_cached_and_answered_with_its_structure(config: Settings, store: Any) -> None:
+def test_large_json_is_cached_and_answered_with_its_structure_as_text(config: Settings, store: Any) -> None:
     value = _issues(60)
     text = json.dumps(value, indent=2)
     result = _text(text)
@@ -352,58 +354,87 @@ def test_large_json_is_cached_and_answered_with_its_structure(config: Settings, 
     assert shaped.kind == "cached"
     assert shaped.tokens_in == count_tokens(text) > 1000
 
-    answer = shaped.result
-    assert answer["isError"] is False
-    [block] = answer["content"]
-    assert block["type"] == "text"
-    assert json.loads(block["text"]) == answer["structuredContent"]
-    described = answer["structuredContent"]
-    assert set(described) >= {"execution_id", "structure", "field_count", "hint"}
-    assert re.fullmatch(r"exec-\d+-[0-9a-f]{8}", described["execution_id"])
-    assert described["structure"]["result"] == {"type": "list", "length": 60}
-    assert "result[0].title" in described["structure"]
-    assert described["field_count"] == 6  # number, title, labels[0], user.login, user.id, closed
+    [entry] = _cached_entries(config)
+    execution_id = entry.stem
+    assert shaped.result == {
+        "content": [
+            {
+                "type": "text",
+                "text": f"Too large to show ({shaped.tokens_in:,} tokens), cached as {execution_id}. "
+                "Template paths (indented lines extend the path above; ~N: average length):\n"
+                "  result list, 60 items\n"
+                "    [0].number int\n"
+                "    [0].title str ~65\n"
+                "    [0].labels list, 2 items\n"
+                "      [0] str ~2\n"
+                "    [0].user dict\n"
+                "      .login str ~6\n"
+                "      .id int\n"
+                "    [0].closed bool\n"
+                "Fields: 6\n"
+                f'Read values: read_fields(execution_id="{execution_id}", field_paths=["result[0].title"]); '
+                "[*] reads every item, limit/offset page. "
+                'Pass values on unread: "${execution_id:path}" in any argument.',
+            }
+        ],
+        "isError": False,
+    }  # no structuredContent: it would repeat the structure as JSON
+    assert (
+        shaped.tokens_out
+        == count_tokens(shaped.result["content"][0]["text"])
+        == visible_tokens(shaped.result, count_tokens)
+    )
+    assert shaped.tokens_out * 10 < shaped.tokens_in
+    assert read_fields(execution_id, ["result"], settings=config) == {"result": value}
+    assert read_fields(execution_id, ["result[7].user.login"], settings=config) == {"result[7].user.login": "user7"}
 
-    example = re.search(r'field_paths=\["([^"]+)"\]', described["hint"])
-    assert example is not None
-    assert example.group(1) in described["structure"]
-    assert f'execution_id="{described["execution_id"]}"' in described["hint"]
-    assert f"{shaped.tokens_in:,} tokens" in described["hint"]
 
-    assert shaped.tokens_out == count_tokens(block["text"]) == visible_tokens(answer, count_tokens)
-    assert shaped.tokens_out < shaped.tokens_in
-    assert read_fields(described["execution_id"], ["result"], settings=config) == {"result": value}
-    assert read_fields(described["execution_id"], ["result[7].user.login"], settings=config) == {
-        "result[7].user.login": "user7"
-    }
-    assert len(_cached_entries(config)) == 1
+def test_the_cached_answer_reads_back_into_the_stores_dict_for_every_corpus_file(config: Settings) -> None:
+    """Every path, statistic, hidden name and count the store described is in the text, exactly."""
+    described: list[dict[str, Any]] = []
+
+    def keeping(tool: str, args: dict[str, Any], value: Any) -> dict[str, Any]:
+        described.append(store_outputs(f"mcp:{tool}", args, {"result": value}, settings=config))
+        return described[-1]
+
+    for path in corpus_files():
+        shaped = _shape(_text(path.read_text(encoding="utf-8")), keeping, budget=0)
+        full = described.pop()
+        expected = {key: full[key] for key in ("execution_id", "structure", "field_count") if key in full}
+        expected.update({key: full[key] for key in ("hidden", "omitted_paths", "warnings") if key in full})
+        if full["filtered"]:
+            expected["original_field_count"] = full["original_field_count"]
+        answer = cached(shaped.result)
+        assert answer.pop("tokens") == shaped.tokens_in
+        assert (answer.pop("read_tool"), answer.pop("example") in full["structure"]) == ("read_fields", True)
+        assert answer == expected, path.name
+        assert list(answer["structure"]) == list(full["structure"])
 
 
 def test_hint_example_is_the_first_string_field(store: Any) -> None:
     value = {"count": 3, "flag": True, "name": "x" * 50}
     shaped = _shape(_text(json.dumps(value)), store, budget=0)
-    assert 'field_paths=["result.name"]' in shaped.result["structuredContent"]["hint"]
+    assert cached(shaped.result)["example"] == "result.name"
 
 
 def test_hint_example_without_string_fields_is_the_first_path(store: Any) -> None:
     shaped = _shape(_text("[1, 2, 3]"), store, budget=0)
-    assert 'field_paths=["result"]' in shaped.result["structuredContent"]["hint"]
+    assert cached(shaped.result)["example"] == "result"
 
 
 def test_hint_example_is_a_valid_literal_for_a_key_with_quotes(store: Any) -> None:
     shaped = _shape(_text(json.dumps({'say "hi"': "x" * 40})), store, budget=0)
-    described = shaped.result["structuredContent"]
-    literal = re.search(r"field_paths=(\[.*\])\);", described["hint"])
-    assert literal is not None
-    [path] = json.loads(literal.group(1))
-    assert path in described["structure"]
+    assert 'field_paths=["result[\\"say \\\\\\"hi\\\\\\"\\"]"]' in shaped.result["content"][0]["text"]
+    answer = cached(shaped.result)
+    assert answer["example"] == 'result["say \\"hi\\""]'
+    assert list(answer["structure"]) == ["result", 'result["say \\"hi\\""]']
 
 
 def test_large_plain_text_is_cached_as_its_lines(config: Settings, store: Any) -> None:
     text = "\n".join(f"{i:05d} INFO request handled in {i % 97} ms path=/api/v1/items/{i}" for i in range(400))
     shaped = _shape(_text(text + "\n"), store)
     assert shaped.kind == "cached"
-    described = shaped.result["structuredContent"]
+    described = cached(shaped.result)
     assert described["structure"]["result"] == {"type": "list", "length": 401}  # the last line is empty
     stored = read_fields(described["execution_id"], ["result"], settings=config)["result"]
     assert "\n".join(stored) == text + "\n"
@@ -416,7 +447,7 @@ def test_large_text_with_a_structured_content_that_says_more_caches_the_structur
     structured = {"rows": _issues(40)}
     shaped = _shape(_text("Found 40 issues.", structuredContent=structured), store)
     assert shaped.kind == "cached"
-    described = shaped.result["structuredContent"]
+    described = cached(shaped.result)
     assert read_fields(described["execution_id"], ["result"], settings=config) == {"result": structured}
 
 
@@ -425,7 +456,7 @@ def test_large_text_with_a_wrapper_structured_content_caches_the_text_lines(conf
     shaped = _shape(_text(text, structuredContent={"content": text}), store)
     assert shaped.kind == "cached"
     assert shaped.tokens_in == count_tokens(text)  # the wrapper is not counted twice
-    described = shaped.result["structuredContent"]
+    described = cached(shaped.result)
     assert read_fields(described["execution_id"], ["result"], settings=config) == {"result": text.splitlines()}
 
 
@@ -434,7 +465,7 @@ def test_several_large_text_blocks_are_cached_as_one_value_per_block(config: Set
     second = "\n".join(f"note {i}" for i in range(200))
     shaped = _shape(_text(json.dumps(first, indent=2), second), store)
     assert shaped.kind == "cached"
-    described = shaped.result["structuredContent"]
+    described = cached(shaped.result)
     assert read_fields(described["execution_id"], ["result"], settings=config) == {"result": [first, second]}
 
 
@@ -442,7 +473,7 @@ def test_only_structured_content_over_budget_is_cached(config: Settings, store: 
     structured = {"items": _issues(3)}
     shaped = _shape({"content": [], "structuredContent": structured}, store, budget=10, count=len)
     assert shaped.kind == "cached"
-    described = shaped.result["structuredContent"]
+    described = cached(shaped.result)
     assert read_fields(described["execution_id"], ["result"], settings=config) == {"result": structured}
 
 
@@ -450,7 +481,7 @@ def test_large_emoji_and_unicode_text_reads_back_exactly(config: Settings, store
     lines = [f"{i} 🎉 日本語のテキスト café naïve ﷽ 👩‍👩‍👧 \u200b end" for i in range(200)]
     shaped = _shape(_text("\n".join(lines)), store)
     assert shaped.kind == "cached"
-    described = shaped.result["structuredContent"]
+    described = cached(shaped.result)
     assert read_fields(described["execution_id"], ["result"], settings=config) == {"result": lines}
 
 
@@ -462,7 +493,7 @@ def test_cached_answer_carries_omitted_paths_when_the_structure_is_cut(tmp_path:
 
     value = {"alpha": 1, "beta": "x", "gamma": [1, 2], "delta": {"e": True}, "zeta": None}
     shaped = _shape(_text(json.dumps(value)), narrow_store, budget=0)
-    described = shaped.result["structuredContent"]
+    described = cached(shaped.result)
     assert len(described["structure"]) == 3
     assert described["omitted_paths"] == 5
     assert "warnings" not in described
@@ -471,7 +502,9 @@ def test_cached_answer_carries_omitted_paths_when_the_structure_is_cut(tmp_path:
 
 def test_cached_answer_leaves_out_the_store_fields_the_agent_does_not_need(store: Any) -> None:
     shaped = _shape(_text(json.dumps({"a": "b" * 30})), store, budget=0)
-    assert set(shaped.result["structuredContent"]) == {"execution_id", "structure", "field_count", "hint"}
+    answer = cached(shaped.result)
+    assert set(answer) == {"execution_id", "tokens", "structure", "field_count", "read_tool", "example"}
+    assert "mcp:tool" not in shaped.result["content"][0]["text"]  # the node type the store records
 
 
 # -- shape_result: malformed and budget boundary ----------------------------------------------
@@ -570,7 +603,7 @@ def test_every_json_container_round_trips_through_the_cache(
 ) -> None:
     shaped = _shape(_text(json.dumps(value, indent=indent)), store, budget=0)
     assert shaped.kind == "cached"
-    described = shaped.result["structuredContent"]
+    described = cached(shaped.result)
     assert read_fields(described["execution_id"], ["result"], settings=config) == {"result": value}
 
 
@@ -578,7 +611,7 @@ def test_every_json_container_round_trips_through_the_cache(
 def test_json_scalars_are_not_json_like_and_cache_as_their_lines(config: Settings, store: Any, text: str) -> None:
     shaped = _shape(_text(text), store, budget=0)
     assert shaped.kind == "cached"
-    described = shaped.result["structuredContent"]
+    described = cached(shaped.result)
     assert read_fields(described["execution_id"], ["result"], settings=config) == {"result": [text]}
 
 
@@ -614,7 +647,7 @@ def test_a_large_filesystem_listing_is_cached_as_lines_and_a_small_one_passes(co
     listing = "\n".join(f"[FILE] report-{index:03d}.csv" for index in range(300)) + "\n[DIR] archive"
     shaped = _shape(_text(listing, structuredContent={"content": listing}), store)
     assert shaped.kind == "cached"
-    stored = read_fields(shaped.result["structuredContent"]["execution_id"], ["result"], settings=config)["result"]
+    stored = read_fields(cached(shaped.result)["execution_id"], ["result"], settings=config)["result"]
     assert stored == listing.splitlines()
     small = _text("[FILE] a.txt\n[DIR] b", structuredContent={"content": "[FILE] a.txt\n[DIR] b"})
     assert _shape(small, store).kind == "passed"
@@ -625,12 +658,96 @@ def test_a_cached_answer_keeps_the_plain_words_beside_the_data_and_the_meta(conf
     result = _text("Found 500 rows; 3 more pages, use page=2.", structuredContent=rows, _meta={"cursor": "p2"})
     shaped = _shape(result, store)
     assert shaped.kind == "cached"
-    assert shaped.result["structuredContent"]["note"] == "Found 500 rows; 3 more pages, use page=2."
+    assert cached(shaped.result)["note"] == "Found 500 rows; 3 more pages, use page=2."
     assert shaped.result["_meta"] == {"cursor": "p2"}
-    stored = read_fields(shaped.result["structuredContent"]["execution_id"], ["result"], settings=config)["result"]
+    stored = read_fields(cached(shaped.result)["execution_id"], ["result"], settings=config)["result"]
     assert stored == rows
     plain_big = _text(json.dumps(rows))  # JSON text: no note to keep
-    assert "note" not in _shape(plain_big, store).result["structuredContent"]
+    assert "note" not in cached(_shape(plain_big, store).result)
+
+
+def test_a_note_of_several_lines_ends_the_cached_answer_whole(store: Any) -> None:
+    note = "Found 500 rows.\nRead values: not ours\n  indented"
+    shaped = _shape(_text(note, structuredContent={"rows": list(range(500))}), store, budget=100)
+    assert shaped.result["content"][0]["text"].endswith("\nThe server's note: " + note)
+    assert cached(shaped.result)["note"] == note
+
+
+def test_a_filtered_cached_answer_counts_the_fields_shown_of_all_and_names_the_hidden_ones(
+    config: Settings, store: Any
+) -> None:
+    record = {f"field_{index:02}": f"value {index}" for index in range(60)}
+    shaped = _shape(_text(json.dumps(record)), store, budget=0)
+    answer = cached(shaped.result)
+    assert (answer["original_field_count"], len(answer["structure"]) - 1) == (60, answer["field_count"])
+    [hidden] = answer["hidden"].values()
+    shown = [path.removeprefix("result.") for path in answer["structure"] if path != "result"]
+    assert sorted(shown + hidden["names"]) == sorted(record)
+    lines = shaped.result["content"][0]["text"].split("\n")
+    assert f"Fields: {answer['field_count']} of 60 shown (the others are named and read back too)" in lines
+    [execution_id] = [entry.stem for entry in _cached_entries(config)]
+    hidden_path = "result." + hidden["names"][0]
+    assert read_fields(execution_id, [hidden_path], settings=config) == {hidden_path: record[hidden["names"][0]]}
+
+
+@pytest.mark.parametrize("hostile_shown", [True, False], ids=["as-paths", "as-hidden-names"])
+def test_hostile_keys_read_back_from_the_cached_answer_exactly(config: Settings, hostile_shown: bool) -> None:
+    """Keys that look like the answer's own lines, or hold newlines, quotes, dots and brackets, come back
+    as the very paths the store listed, or the names it hid, and each reads its value."""
+    hostile = ["a\nb", " lead", "other keys: x", "", "ключ 🐢", 'q"uote', "Fields: 3", "x.y", "[0]", "\ud800"]
+    # Over 50 fields, so some are hidden: the filter shows the strings and hides the numbers.
+    record: dict[str, Any] = {key: f"value {index}" if hostile_shown else index for index, key in enumerate(hostile)}
+    record.update({f"filler_{index:02}": index if hostile_shown else f"text {index}" for index in range(55)})
+    described: list[dict[str, Any]] = []
+
+    def keeping(tool: str, args: dict[str, Any], value: Any) -> dict[str, Any]:
+        described.append(store_outputs(f"mcp:{tool}", args, {"result": value}, settings=config))
+        return described[-1]
+
+    text = json.dumps({"items": [record, record]})
+    answer = cached(_shape(_text(text), keeping, budget=0).result)
+    [full] = described
+    assert (answer["structure"], answer["hidden"]) == (full["structure"], full["hidden"])
+    named = [path.removeprefix("result.items[0]") for path in full["structure"] if path.startswith("result.items[0]")]
+    hidden_names = full["hidden"]["result.items[0]"]["names"]
+    assert len(named) + len(hidden_names) + full["hidden"]["result.items[0]"].get("more", 0) == len(record)
+    shown = {json.loads(name[1:-1]) if name.startswith("[") else name.removeprefix(".") for name in named}
+    assert set(hostile) <= (shown if hostile_shown else set(hidden_names))
+    for path in [*full["structure"], *(f"result.items[0][{json.dumps(n)}]" for n in hidden_names)]:
+        found = read_fields(answer["execution_id"], [path.replace("[0]", "[1]", 1)], settings=config)
+        assert list(found.values()) != [None], path
+
+
+# -- edit_fields' answer through the proxy ------------------------------------------------------
+
+
+def test_edit_text_names_the_new_id_and_only_what_changed() -> None:
+    changes = {
+        "execution_id": "exec-1763463202-0cd0c8fe",
+        "edited_from": "exec-1763463201-00000000",
+        "structure": {"result.items": {"type": "list", "length": 3}, "result.items[0].done": {"type": "bool"}},
+        "field_count": 12,
+        "removed_paths": ["result.draft", 'result["a, b"]'],
+        "note": "Only what changed; every other path is as in exec-1763463201-00000000.",
+        "warnings": ["a warning"],
+    }
+    assert edit_text(changes) == (
+        "Edited into exec-1763463202-0cd0c8fe; every path not listed here is as before. Changed paths:\n"
+        "  result.items list, 3 items\n"
+        "    [0].done bool\n"
+        'Removed paths: ["result.draft", "result[\\"a, b\\"]"]\n'
+        "Warning: a warning"
+    )
+    answer = {"content": [{"type": "text", "text": edit_text(changes)}], "isError": False}
+    assert edited(answer) == {key: changes[key] for key in ("execution_id", "structure", "removed_paths", "warnings")}
+
+
+def test_edit_text_says_so_when_no_path_changed_its_statistics() -> None:
+    changes = {"execution_id": "exec-1763463202-0cd0c8fe", "edited_from": "x", "structure": {}, "field_count": 1}
+    assert edit_text(changes) == (
+        "Edited into exec-1763463202-0cd0c8fe; every path not listed here is as before. "
+        "No path changed its type or statistics."
+    )
 
 
 @pytest.mark.parametrize(

@@ -15,6 +15,7 @@ import pytest
 
 from pflow_structure.settings import Settings
 from tests.conftest import CORPUS, REPO
+from tests.structure_text import cached, cached_id, edited
 from tests.test_mcp_proxy import PROXY, failures, in_session, npm_server, plain, texts
 
 ECHO = [sys.executable, str(REPO / "tests" / "servers" / "echo_mcp_server.py")]
@@ -163,26 +164,27 @@ def test_read_a_large_json_file_edit_one_field_and_write_it_back_without_reading
 
     async def work(client: Any) -> Any:
         read = plain(await client.call_tool("read_text_file", {"path": str(work_dir / "in.json")}))
-        execution_id = read["structuredContent"]["execution_id"]
+        execution_id = cached_id(read)
         edit = {"execution_id": execution_id, "set": {"result[3].title": "Edited by reference"}}
-        edited = plain(await client.call_tool("edit_fields", edit))
-        new = edited["structuredContent"]["execution_id"]
-        content = ref(new, "result")
+        changed = plain(await client.call_tool("edit_fields", edit))
+        content = ref(edited(changed)["execution_id"], "result")
         written = plain(await client.call_tool("write_file", {"path": str(work_dir / "out.json"), "content": content}))
-        return read, edited, written
+        return read, changed, written
 
-    read, edited, written = in_session([*PROXY, "--", *command], work)
-    assert read["structuredContent"]["structure"]["result"] == {"type": "list", "length": len(original)}
-    assert (
-        edited["isError"] is False
-        and edited["structuredContent"]["edited_from"] == read["structuredContent"]["execution_id"]
-    )
+    read, changed, written = in_session([*PROXY, "--", *command], work)
+    assert cached(read)["structure"]["result"] == {"type": "list", "length": len(original)}
+    new_id = edited(changed)["execution_id"]
+    assert texts(changed) == [
+        f"Edited into {new_id}; every path not listed here is as before. Changed paths:\n"
+        "  result[0].title str ~39"  # (447 - 42 + 19) / 11 characters: the average moved from ~41
+    ]
+    assert new_id != cached_id(read)
     assert written["isError"] is False
     expected = json.loads(json.dumps(original))
     expected[3]["title"] = "Edited by reference"
     assert original[3]["title"] != "Edited by reference"
     assert json.loads((work_dir / "out.json").read_text(encoding="utf-8")) == expected
-    visible = sum(len(json.dumps(answer)) for answer in (read, edited, written))
+    visible = sum(len(json.dumps(answer)) for answer in (read, changed, written))
     assert visible * 20 < source.stat().st_size  # the agent saw a small fraction of the document
     assert failures() == []
 
@@ -197,12 +199,12 @@ def test_copy_a_large_text_file_by_reference_exactly(tmp_path: Path) -> None:
 
     async def work(client: Any) -> Any:
         read = plain(await client.call_tool("read_text_file", {"path": str(work_dir / "big.txt")}))
-        content = ref(read["structuredContent"]["execution_id"], "result")
+        content = ref(cached_id(read), "result")
         written = plain(await client.call_tool("write_file", {"path": str(work_dir / "copy.txt"), "content": content}))
         return read, written
 
     read, written = in_session([*PROXY, "--", *command], work)
-    assert read["structuredContent"]["structure"]["result"]["type"] == "list"
+    assert cached(read)["structure"]["result"] == {"type": "list", "length": 4002}
     assert written["isError"] is False
     assert (work_dir / "copy.txt").read_bytes() == (work_dir / "big.txt").read_bytes()
 
@@ -220,13 +222,13 @@ def test_names_from_one_answer_go_into_another_tools_list_argument(tmp_path: Pat
     async def work(client: Any) -> Any:
         await client.call_tool("create_entities", {"entities": entities})
         graph = plain(await client.call_tool("read_graph", {}))
-        names = ref(graph["structuredContent"]["execution_id"], "result.entities[*].name")
+        names = ref(cached_id(graph), "result.entities[*].name")
         opened = plain(await client.call_tool("open_nodes", {"names": names}))
-        read = {"execution_id": opened["structuredContent"]["execution_id"], "field_paths": ["result.entities"]}
+        read = {"execution_id": cached_id(opened), "field_paths": ["result.entities"]}
         return opened, plain(await client.call_tool("read_fields", read))
 
     opened, read = in_session([*PROXY, "--", *command], work, {"MEMORY_FILE_PATH": str(tmp_path / "memory.jsonl")})
-    assert opened["isError"] is False
+    assert cached(opened)["structure"]["result.entities"] == {"type": "list", "length": 300}
     assert read["structuredContent"]["result.entities"] == entities
 
 
@@ -243,8 +245,8 @@ def test_the_server_passes_references_in_registry_run_and_edits_fields(tmp_path:
         )
         execution_id = ran["structuredContent"]["execution_id"]
         edit = {"execution_id": execution_id, "set": {"result.items[*].done": True}, "delete": ["result.items[0]"]}
-        edited = plain(await client.call_tool("edit_fields", edit))
-        new = edited["structuredContent"]["execution_id"]
+        edit_answer = plain(await client.call_tool("edit_fields", edit))
+        new = edit_answer["structuredContent"]["execution_id"]
         shell = {"node_type": "shell", "parameters": {"command": "echo '" + ref(new, "result.items") + "'"}}
         echoed_run = plain(await client.call_tool("registry_run", shell))
         read = {"execution_id": echoed_run["structuredContent"]["execution_id"], "field_paths": ["stdout"]}

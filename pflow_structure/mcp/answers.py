@@ -11,7 +11,8 @@ A result is the JSON form of a ``CallToolResult`` (``content``, ``structuredCont
   outline for a tree of records) chosen by ``render`` because it is smaller still and reads
   back as the very same value;
 - ``cached``: larger than the budget; the value is stored in the execution cache and the
-  answer is the execution id, the structure and a one-line hint on reading fields.
+  answer is text (:mod:`pflow_structure.mcp.answer_text`): the execution id, the structure as
+  an indented tree and a one-line hint on reading fields, with no structuredContent.
 
 Tokens are counted as the agent would see them: every text block, plus ``structuredContent``
 unless it duplicates the text (equal to the parsed text, or a one-key wrapper around it, as
@@ -26,6 +27,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 from pflow_structure.errors import ParameterError
+from pflow_structure.mcp.answer_text import cached_text
 from pflow_structure.render.fields_text import READ_FORMAT_DESCRIPTION, READ_FORMATS
 
 if TYPE_CHECKING:
@@ -165,15 +167,6 @@ def payload(result: dict[str, Any]) -> tuple[Any, bool] | None:
     return parsed, any(is_json for is_json, _ in decoded)
 
 
-def hint(execution_id: str, example_path: str, tokens: int, read_tool: str = "read_fields") -> str:
-    return (
-        f"Too large to show ({tokens:,} tokens). "
-        f"Read only what you need: {read_tool}(execution_id={json.dumps(execution_id)}, "
-        f"field_paths=[{json.dumps(example_path, ensure_ascii=False)}]); [*] reads every item, limit/offset page. "
-        'Pass values on unread: "${execution_id:path}" in any argument.'
-    )
-
-
 def is_text_lines(result: dict[str, Any], value: Any) -> bool:
     """Whether ``value`` is the one text block of ``result`` split into lines (see :func:`payload`)."""
     content = result.get("content", [])
@@ -259,20 +252,9 @@ def shape_result(
             return Shaped(compact, "compacted", tokens_in, tokens_out)
         return Shaped(result, "passed", tokens_in, tokens_in)
     described = store(tool, arguments, value)
-    answer: dict[str, Any] = {key: described[key] for key in ("execution_id", "structure", "field_count")}
-    for key in ("filter_note", "hidden", "omitted_paths", "warnings"):
-        if key in described:
-            answer[key] = described[key]
-    answer["hint"] = hint(described["execution_id"], _example_path(described["structure"]), tokens_in, read_tool)
-    note = _plain_note(result, count, budget)
-    if note is not None:
-        answer["note"] = note  # e.g. "3 more pages, use page=2" beside the data: the agent needs it
-    text = _compact(answer)
-    shaped: dict[str, Any] = {
-        "content": [{"type": "text", "text": text}],
-        "structuredContent": answer,
-        "isError": False,
-    }
+    example = _example_path(described["structure"])
+    text = cached_text(described, tokens_in, example, read_tool, note=_plain_note(result, count, budget))
+    shaped: dict[str, Any] = {"content": [{"type": "text", "text": text}], "isError": False}
     if "_meta" in result:
         shaped["_meta"] = result["_meta"]
     return Shaped(shaped, "cached", tokens_in, count(text))

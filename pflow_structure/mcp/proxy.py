@@ -317,12 +317,13 @@ class Proxy:
 
     # -- work ---------------------------------------------------------------------------------
     async def _answer_ours(self, name: str, arguments: dict[str, Any]) -> dict[str, Any]:
+        from pflow_structure.mcp.answer_text import edit_answer
         from pflow_structure.mcp.compat import to_dict
         from pflow_structure.mcp.server import answer_edit, answer_read_fields
 
         if name == self.read_tool:
             return await answer_read_fields(arguments, self.settings)
-        return to_dict(await answer_edit(arguments, self.settings))
+        return edit_answer(to_dict(await answer_edit(arguments, self.settings)))
 
     async def _resolve(self, name: str, arguments: dict[str, Any]) -> tuple[dict[str, Any], Any]:
         """``(arguments to send, None)``, or ``(arguments, tool error)`` when a reference does not resolve;
