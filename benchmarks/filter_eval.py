@@ -1,18 +1,26 @@
 """The field filter judged on labelled responses it was not tuned on (issue 16).
 
-    python benchmarks/filter_eval.py            # heuristic: in-sample, leave-one-API-out, ablations
+    pip install numpy                           # the learned score's fit needs it; the package does not
+    python benchmarks/filter_eval.py            # learned score held out per family, beside the old heuristic
     python benchmarks/filter_eval.py --llm      # and the LLM path with a fake model (localhost)
 
-Every labelled response goes through the filter (the scoring is what is judged); the
-"default view" row applies the 50-field threshold, under which a structure is shown whole.
 Reads ``tests/data/filter_eval/FAMILY/{NAME.json,labels.json}`` (the new set, labelled by its
 rubric before any filter ran) and ``tests/data/filter_labels.json`` (the old set, over
 ``tests/corpus``). Per API family: must-keep shown, must-drop hidden, must-keep findable by
-name (shown, or named in ``hidden`` under its own object). Leave-one-API-out: the
-:class:`~pflow_structure.filtering.signals.Tuning` is chosen from a small grid on every family
-but one and scored on that one; the table gives each family's held-out numbers, their mean
-and the worst family. Label paths are never rewritten: a structure path that stands for a
-label (``[*]`` for a key, a ``same_as`` or a dynamic-key dict above it) covers it.
+name (shown, or named in ``hidden`` under its own object).
+
+- Learned score, leave-one-API-out: for each family, the weights and the threshold are fitted on
+  every other family (``benchmarks/filter_learn.py``) and the family is judged through the real
+  ``choose_fields`` with them. The table gives each family's held-out numbers, their pooled sum,
+  their mean and the worst family; then the shipped weights in-sample.
+- The hand-made heuristic (``choose_fields(model=None)``), its
+  :class:`~pflow_structure.filtering.signals.Tuning` chosen from a small grid without each family:
+  the baseline.
+- Default view: what a user sees (a structure of at most 50 fields whose lines fit the
+  whole-view budget is shown whole, every field of it).
+
+Label paths are never rewritten: a structure path that stands for a label (``[*]`` for a key, a
+``same_as`` or a dynamic-key dict above it) covers it.
 """
 
 from __future__ import annotations
@@ -139,9 +147,18 @@ def score(case: Case, shown: Sequence[str], hidden: Mapping[str, Mapping[str, An
 
 
 def heuristic(case: Case, tuning: Tuning) -> Score:
+    """The hand-made heuristic (no learned score): the baseline the learned score is judged beside."""
     from pflow_structure.filtering import choose_fields
 
-    choice = choose_fields(case.structure, signals=case.signals, tuning=tuning)
+    choice = choose_fields(case.structure, signals=case.signals, tuning=tuning, model=None)
+    return score(case, choice.kept_fields, choice.hidden)
+
+
+def learned(case: Case) -> Score:
+    """The shipped view: the learned score with the default tuning."""
+    from pflow_structure.filtering import choose_fields
+
+    choice = choose_fields(case.structure, signals=case.signals)
     return score(case, choice.kept_fields, choice.hidden)
 
 
@@ -151,7 +168,7 @@ def default_view(case: Case) -> Score:
 
     if shown_whole(case.structure, case.field_count, FilterOptions()):
         return score(case, list(case.structure), {})
-    return heuristic(case, DEFAULT_TUNING)
+    return learned(case)
 
 
 def by_family(cases: Iterable[Case], tuning: Tuning) -> dict[str, Score]:
@@ -204,40 +221,44 @@ def _row(name: str, s: Score, extra: str = "") -> str:
 
 
 def report(cases: list[Case], old: list[Case]) -> list[str]:
-    held, overall = leave_one_out(cases)
-    insample = by_family(cases, DEFAULT_TUNING)
+    import filter_learn  # benchmarks/filter_learn.py (needs numpy for the fit)
+
+    every_case = cases + old
+    every = filter_learn.samples(every_case)
+    names = sorted({name for s in every for name in s.features})
+    print(f"fitting without each of {len({c.family for c in every_case})} families ...", file=sys.stderr, flush=True)
+    held = filter_learn.leave_one_out(every_case, every, names, progress=False)
     lines = [
-        f"New set: {len(cases)} responses from {len(held)} API families. Default tuning: {tuple(DEFAULT_TUNING)};",
-        f"best on all families: {tuple(overall)} (fields: {', '.join(Tuning._fields)}).",
+        f"Labelled: {len(cases)} new responses and {len(old)} of the old set, {len(held)} API families in all. "
+        "Learned score (weights and threshold fitted without the family, then judged on it):",
         "",
-        "| Family | must-keep shown | must-drop hidden | must-keep findable by name | tuning chosen without it |",
+        "| Family | must-keep shown | must-drop hidden | must-keep findable by name | threshold chosen without it |",
         "|---|---|---|---|---|",
     ]
-    for family, (s, tuning) in sorted(held.items()):
-        lines.append(_row(family, s, str(tuple(tuning))))
-    held_rates = [rates(s) for s, _ in held.values()]
-    mean = [sum(r[i] for r in held_rates) / len(held_rates) for i in range(3)]
-    worst_keep = min(held, key=lambda f: rates(held[f][0])[0])
-    worst_drop = min(held, key=lambda f: rates(held[f][0])[1])
-    pooled = sum((s for s, _ in held.values()), ZERO)
-    lines.append(_row("**leave-one-API-out, pooled**", pooled))
-    lines.append(f"| **leave-one-API-out, mean of families** | {mean[0]:.1%} | {mean[1]:.1%} | {mean[2]:.1%} | |")
+    for family, (s, threshold) in sorted(held.items()):
+        lines.append(_row(family, s, str(threshold)))
+    lines += _summary("learned score", {family: s for family, (s, _) in held.items()})
+    lines.append(_row("learned score in-sample (the shipped weights), pooled", sum(map(learned, every_case), ZERO)))
+    baseline, _ = leave_one_out(cases)
+    lines += _summary("hand-made heuristic (grid-tuned), new set", {f: s for f, (s, _) in baseline.items()})
     lines.append(
-        f"| worst family | {worst_keep} {rates(held[worst_keep][0])[0]:.1%} | "
-        f"{worst_drop} {rates(held[worst_drop][0])[1]:.1%} | | |"
+        _row("default view (shown whole: <= 50 fields and short lines), new set", sum(map(default_view, cases), ZERO))
     )
-    lines.append(_row("in-sample (default tuning), pooled", sum(insample.values(), ZERO)))
-    lines.append(_row("default view (filter only above 50 fields), pooled", sum(map(default_view, cases), ZERO)))
-    old_scores = by_family(old, DEFAULT_TUNING)
-    lines.append(_row("old set (tests/data/filter_labels.json), default tuning", sum(old_scores.values(), ZERO)))
-    lines += ["", "Each signal switched off (default tuning otherwise), pooled over the new set:", ""]
-    lines += ["| Without | must-keep shown | must-drop hidden | findable |", "|---|---|---|---|"]
-    for field in ("category", "token_id", "constant", "reference", "flag", "null_named", "envelope"):
-        off = 1.0 if field == "envelope" else 0.0  # the value that switches the signal off
-        s = sum(by_family(cases, DEFAULT_TUNING._replace(**{field: off})).values(), ZERO)
-        keep, drop, found = rates(s)
-        lines.append(f"| {field} | {keep:.1%} | {drop:.1%} | {found:.1%} |")
+    lines.append(_row("default view, old set (tests/data/filter_labels.json)", sum(map(default_view, old), ZERO)))
     return lines
+
+
+def _summary(name: str, held: Mapping[str, Score]) -> list[str]:
+    held_rates = {family: rates(s) for family, s in held.items()}
+    mean = [sum(r[i] for r in held_rates.values()) / len(held_rates) for i in range(3)]
+    worst_keep = min(held_rates, key=lambda f: held_rates[f][0])
+    worst_drop = min(held_rates, key=lambda f: held_rates[f][1])
+    return [
+        _row(f"**{name}, leave-one-API-out, pooled**", sum(held.values(), ZERO)),
+        f"| **{name}, leave-one-API-out, mean of families** | {mean[0]:.1%} | {mean[1]:.1%} | {mean[2]:.1%} | |",
+        f"| {name}: worst family | {worst_keep} {held_rates[worst_keep][0]:.1%} | "
+        f"{worst_drop} {held_rates[worst_drop][1]:.1%} | | |",
+    ]
 
 
 def llm_report(cases: list[Case]) -> list[str]:

@@ -143,6 +143,24 @@ def best_threshold(cases: Sequence[fe.Case], weights: Mapping[str, float]) -> fl
     return max(THRESHOLDS, key=margin)
 
 
+def leave_one_out(
+    cases: Sequence[fe.Case], every: Sequence[Sample], names: Sequence[str], *, progress: bool = True
+) -> dict[str, tuple[fe.Score, float]]:
+    """Per family: its score with weights and threshold fitted on every other family."""
+    held: dict[str, tuple[fe.Score, float]] = {}
+    for family in sorted({case.family for case in cases}):
+        weights = fit([s for s in every if s.family != family], names)
+        threshold = best_threshold([c for c in cases if c.family != family], weights)
+        score = judged([c for c in cases if c.family == family], Model(weights, threshold))[family]
+        held[family] = (score, threshold)
+        if progress:
+            keep, drop, found = fe.rates(score)
+            print(
+                f"  {family}: keep {keep:.1%} drop {drop:.1%} findable {found:.1%} (threshold {threshold})", flush=True
+            )
+    return held
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--write", action="store_true", help="write the weights fitted on every family")
@@ -157,14 +175,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     names = sorted({name for s in every for name in s.features})
     families = sorted({case.family for case in cases})
     print(f"{len(cases)} responses, {len(families)} families, {len(names)} features", flush=True)
-    held: dict[str, fe.Score] = {}
-    for family in families:
-        train_cases = [c for c in cases if c.family != family]
-        weights = fit([s for s in every if s.family != family], names)
-        threshold = best_threshold(train_cases, weights)
-        held[family] = judged([c for c in cases if c.family == family], Model(weights, threshold))[family]
-        keep, drop, found = fe.rates(held[family])
-        print(f"  {family}: keep {keep:.1%} drop {drop:.1%} findable {found:.1%} (threshold {threshold})", flush=True)
+    held = {family: score for family, (score, _) in leave_one_out(cases, every, names).items()}
     pooled = sum(held.values(), fe.ZERO)
     keep, drop, found = fe.rates(pooled)
     mean = [sum(fe.rates(s)[i] for s in held.values()) / len(held) for i in range(3)]
