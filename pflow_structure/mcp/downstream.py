@@ -276,7 +276,7 @@ class Downstream:
             with anyio.fail_after(self.upstream.timeout):
                 await self.request_on(session, "ping", None)
         except TimeoutError:
-            session.reason = f"it answered neither the call nor a ping within {self.upstream.timeout:g} s (--timeout)"
+            session.reason = f"it answered neither the call nor a ping for {self.upstream.timeout:g} s"
             session.end()
             return False
         except DownstreamError:  # the session ended; the requests waiting on it say why

@@ -35,7 +35,7 @@ _UNRESOLVED = re.compile(
 )  # fmt: skip
 _REFUSED = re.compile(r"All connection attempts failed|Connection refused|Errno 111\b|Errno 61\b", re.IGNORECASE)
 _TLS = re.compile(r"\bSSL\b|\bTLS\b|certificate", re.IGNORECASE)
-_SLOW = re.compile(r"Timeout|timed out|in time\b", re.IGNORECASE)
+_SLOW = re.compile(r"Timeout|timed out|in time\b|answered neither", re.IGNORECASE)
 
 
 @dataclass(frozen=True)
@@ -201,7 +201,10 @@ def diagnose(
             return f"the server answered HTTP {status} for the session: it restarted, or the session expired", None
         return _status(status, transport)
     if _SLOW.search(error):
-        return error, "is the server up and reachable from here? If it is only slow, raise --timeout (--start-timeout)"
+        return error, (
+            "is the server up and reachable from here? If it is only slow, raise --timeout (--start-timeout for "
+            "the handshake)"
+        )
     return error, None
 
 
