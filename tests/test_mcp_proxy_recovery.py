@@ -175,12 +175,12 @@ def _restart_upstream(
 
 def lost_messages(url: str) -> set[str]:
     """Each way a session can be found lost when its server is killed (and started again), exactly:
-    the event stream of the call broke (mcp 2.x says so), the new server does not know the session
+    the event stream of the call broke (the SDK said so), the new server does not know the session
     (it answers 400), or nothing listens yet."""
     start = f"Error: the session with the MCP server at {url} was lost ("
     port = url.split(":")[2].split("/")[0]
     return {
-        f"{start}SSE stream ended without a response); the next call opens a new session",
+        f"{start}the server closed the connection before it answered); the next call opens a new session",
         f"{start}the server answered HTTP 400 for the session: it restarted, or the session expired); the next "
         "call opens a new session",
         f"{start}nothing accepts connections at 127.0.0.1:{port}); the next call opens a new session. Check: is "
@@ -385,9 +385,13 @@ def test_a_failed_connection_is_put_in_words_with_what_to_check() -> None:
     assert diagnose(url, "streamable-http", "Session terminated", 404, in_session=True) == (
         "the server answered HTTP 404 for the session: it restarted, or the session expired", None,
     )  # fmt: skip
-    assert diagnose(url, "streamable-http", "SSE stream ended without a response", None) == (
-        "SSE stream ended without a response", None,
-    )  # fmt: skip
+    for broken in ("SSE stream ended without a response", "RemoteProtocolError: peer closed connection without "
+                   "sending complete message body (incomplete chunked read)"):  # fmt: skip
+        assert diagnose(url, "streamable-http", broken, None) == (
+            "the server closed the connection before it answered",
+            None,
+        )
+    assert diagnose(url, "streamable-http", "OSError: something else", None) == ("OSError: something else", None)
 
 
 def test_a_question_from_the_server_after_the_client_left_is_answered_with_an_error_so_the_call_ends() -> None:

@@ -35,6 +35,11 @@ _UNRESOLVED = re.compile(
 )  # fmt: skip
 _REFUSED = re.compile(r"All connection attempts failed|Connection refused|Errno 111\b|Errno 61\b", re.IGNORECASE)
 _TLS = re.compile(r"\bSSL\b|\bTLS\b|certificate", re.IGNORECASE)
+_BROKEN = re.compile(
+    r"SSE stream ended|peer closed connection|Server disconnected|RemoteProtocolError|ReadError|Connection reset"
+    r"|Connection closed",
+    re.IGNORECASE,
+)  # fmt: skip  (each SDK release words a stream that broke under an answer its own way)
 _SLOW = re.compile(r"Timeout|timed out|in time\b|answered neither", re.IGNORECASE)
 
 
@@ -196,6 +201,8 @@ def diagnose(
             "http:// or https:// in --url (a server on this machine usually speaks plain http://), and whether "
             "this machine trusts the server's certificate",
         )
+    if _BROKEN.search(error):
+        return "the server closed the connection before it answered", None
     if status is not None and status >= 400:
         if in_session and status in (400, 404):  # what servers answer for a session id they do not know
             return f"the server answered HTTP {status} for the session: it restarted, or the session expired", None
