@@ -146,10 +146,10 @@ def heuristic(case: Case, tuning: Tuning) -> Score:
 
 
 def default_view(case: Case) -> Score:
-    """What a user sees: structures of at most 50 fields are shown whole."""
-    from pflow_structure.filtering import DEFAULT_THRESHOLD
+    """What a user sees: structures of at most 50 fields whose lines fit the whole-view budget are shown whole."""
+    from pflow_structure.filtering import FilterOptions, shown_whole
 
-    if case.field_count <= DEFAULT_THRESHOLD:
+    if shown_whole(case.structure, case.field_count, FilterOptions()):
         return score(case, list(case.structure), {})
     return heuristic(case, DEFAULT_TUNING)
 

@@ -78,8 +78,8 @@ def test_a_hidden_container_is_one_line_with_its_key_names_and_shown_objects_nam
     )
     assert text.splitlines()[4:10] == [
         "  result dict",
-        "    .state str ~5",
-        "    .title str ~30",
+        "    .state str",
+        "    .title str",
         "    .links dict: *_url (60)",
         "    .meta dict: node_id, self_url",
         "    other keys: etag",
@@ -177,7 +177,8 @@ def test_the_proxy_answer_carries_the_hidden_names(tmp_path: Path) -> None:
     )
     answer = shaped.result["structuredContent"]
     assert shaped.kind == "cached"
-    assert answer["hidden"]["result"] == {"names": ["apiVersion", "kind"]}
+    assert set(answer["hidden"]["result"]) == {"names"}  # best first: the order is the filter's
+    assert sorted(answer["hidden"]["result"]["names"]) == ["apiVersion", "kind"]
 
 
 def test_all_fields_and_filter_off_list_every_path_and_no_hidden(tmp_path: Path) -> None:

@@ -472,8 +472,8 @@ def test_criteria_3_to_7_through_the_service_with_the_llm(fake: FakeAnthropic, m
     assert "warnings" not in result
     from pflow_structure.service import registry_run
 
-    organization = registry_run("read-json", {"path": str(CORPUS / "github__get_organization.json")})
-    assert organization["filtered"] is False and len(fake.requests) == 1  # 46 fields: no request at all
+    root = registry_run("read-json", {"path": str(CORPUS / "github__get_root.json")})
+    assert root["filtered"] is False and len(fake.requests) == 1  # 33 short fields, shown whole: no request
 
 
 @pytest.mark.parametrize(

@@ -26,7 +26,7 @@ LABELS = json.loads((REPO / "tests" / "data" / "filter_labels.json").read_text()
 # Issue 16 tuned the scoring on a new set of other APIs (benchmarks/filter_eval.py); this old
 # set keeps 90% of its must-keep.
 KEEP_FLOOR = 0.90
-DROP_FLOOR = 0.95
+DROP_FLOOR = 0.90  # the learned score trades a little of this (old set: 95.4%) for must-keep on unseen APIs
 
 
 def covered(label: str, paths: set[str]) -> bool:
@@ -111,11 +111,12 @@ def test_modes_threshold_and_all_fields() -> None:
     inferred = structure_of("github__list_issues.json")
     structure, count = inferred.structure, inferred.field_count
     heuristic = filter_structure(structure, count, "read-json", FilterOptions(mode="heuristic"))
-    assert heuristic.filtered and heuristic.method == "heuristic" and heuristic.kept_fields <= 20
+    assert heuristic.filtered and heuristic.method == "heuristic" and heuristic.kept_fields <= FilterOptions().target
     assert heuristic.warnings == []
     assert filter_structure(structure, count, "read-json", FilterOptions(mode="off")).structure == structure
-    assert not filter_structure(structure, count, "read-json", FilterOptions(threshold=count)).filtered
-    assert filter_structure(structure, count, "read-json", FilterOptions(threshold=count - 1)).filtered
+    assert not filter_structure(structure, count, "read-json", FilterOptions(threshold=count, whole_view=0)).filtered
+    assert filter_structure(structure, count, "read-json", FilterOptions(threshold=count - 1, whole_view=0)).filtered
+    assert filter_structure(structure, count, "read-json", FilterOptions(threshold=count)).filtered  # long lines
     assert not filter_structure(structure, count, "read-json", FilterOptions(), all_fields=True).filtered
     auto = filter_structure(structure, count, "read-json", FilterOptions(mode="auto"))
     assert auto.method == "heuristic" and auto.warnings == []  # no LLM configured: quietly the heuristic
@@ -139,11 +140,26 @@ def test_the_llm_runs_only_with_its_key_and_litellm() -> None:
     assert settings.filtering.keys_set == frozenset({"ANTHROPIC_API_KEY"})
 
 
-def test_under_50_fields_nothing_is_filtered() -> None:
-    inferred = structure_of("github__get_organization.json")
+def test_under_50_fields_with_a_short_view_nothing_is_filtered() -> None:
+    inferred = structure_of("github__get_root.json")
     assert inferred.field_count <= 50
     outcome = filter_structure(inferred.structure, inferred.field_count, "read-json", FilterOptions())
     assert not outcome.filtered and outcome.structure == inferred.structure
+
+
+def test_under_50_fields_whose_lines_would_be_long_are_filtered_and_every_hidden_name_is_listed() -> None:
+    from pflow_structure.filtering import WHOLE_VIEW_TOKENS
+    from pflow_structure.filtering.heuristic import view_cost
+
+    inferred = structure_of("kubernetes__get_node.json")  # 48 fields, about 600 tokens whole
+    assert inferred.field_count <= 50 and view_cost(inferred.structure) > WHOLE_VIEW_TOKENS
+    outcome = filter_structure(inferred.structure, inferred.field_count, "read-json", FilterOptions())
+    assert outcome.filtered and outcome.hidden
+    assert {"result.metadata.name", "result.status.nodeInfo.osImage"} <= set(outcome.structure)
+    top = {path.split(".")[1] for path in inferred.structure if path.count(".") >= 1}
+    shown = {path.split(".")[1] for path in outcome.structure if path.count(".") >= 1}
+    named = set(outcome.hidden.get("result", {}).get("names", []))
+    assert top == shown | named  # every top-level name is in the view, shown or named
 
 
 def test_hidden_fields_stay_readable(tmp_path: Path) -> None:

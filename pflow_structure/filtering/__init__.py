@@ -18,6 +18,7 @@ from pflow_structure.filtering.options import (
     DEFAULT_THRESHOLD,
     DEFAULT_TIMEOUT,
     MODES,
+    WHOLE_VIEW_TOKENS,
     FilterOptions,
 )
 
@@ -55,7 +56,7 @@ def filter_structure(
     from pflow_structure.filtering.heuristic import choose_fields
 
     unfiltered = FilterOutcome(dict(structure), False, None, field_count, 0, [])  # type: ignore[arg-type]
-    if all_fields or options.mode == "off" or field_count <= options.threshold:
+    if all_fields or options.mode == "off" or shown_whole(structure, field_count, options):
         return unfiltered
     warnings: list[str] = []
     if options.mode in ("auto", "llm"):
@@ -71,6 +72,18 @@ def filter_structure(
     if not choice.kept_fields:
         return unfiltered._replace(warnings=warnings)
     return _outcome(choice, "heuristic", warnings)
+
+
+def shown_whole(structure: Mapping[str, Mapping[str, Any]], field_count: int, options: FilterOptions) -> bool:
+    """Whether a structure is shown unfiltered: at most ``options.threshold`` fields, and its lines
+    fit in about ``options.whole_view`` tokens (a 48-field Kubernetes node is 600 tokens of lines)."""
+    if field_count > options.threshold:
+        return False
+    if not options.whole_view:
+        return True
+    from pflow_structure.filtering.heuristic import view_cost
+
+    return view_cost(structure) <= options.whole_view
 
 
 def llm_status(options: FilterOptions, *, litellm_installed: bool | None = None) -> tuple[bool, str]:
@@ -161,6 +174,7 @@ __all__ = [
     "DEFAULT_THRESHOLD",
     "DEFAULT_TIMEOUT",
     "MODES",
+    "WHOLE_VIEW_TOKENS",
     "FieldChoice",
     "FilterOptions",
     "FilterOutcome",
@@ -169,4 +183,5 @@ __all__ = [
     "filter_structure",
     "llm_status",
     "score_field",
+    "shown_whole",
 ]

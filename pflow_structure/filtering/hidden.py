@@ -32,6 +32,10 @@ GROUP_MIN = 3  # noise names sharing a suffix are counted as one pattern from th
 MAX_PATTERNS = 3
 SUMMARY_DEPTH = 1  # hidden containers in objects this deep get a line of their own (result.metadata)
 TOP_DEPTH = 2  # objects with at most this many keys in their path (result, result[0].user)
+NEAR_SCORE = -1.0  # inside a hidden container, a field is named when it scored at least this (0: shown)
+NEAR_NAMES = 4  # and at most this many of them per object inside a hidden container
+FIRST_LEVEL_BONUS = 2.0  # first-level objects' names come before deeper ones of the same score
+FLOOR_NAMES = 3  # names an entry keeps beyond the room when its object holds a field worth showing
 
 
 def split_last(path: str) -> tuple[str, str] | None:
@@ -60,9 +64,11 @@ def hidden_keys(
     nodes: Sequence[tuple[str, int]],
     chosen: set[int],
     scores: Mapping[int, float],
+    room: float | None = None,
 ) -> dict[str, dict[str, Any]]:
     """See the module doc. ``nodes``: (path, parent index) for each path of ``structure`` in order;
-    ``chosen``: the indices shown; ``scores``: the filter's score per field index."""
+    ``chosen``: the indices shown; ``scores``: the filter's score per field index; ``room``: the
+    estimated tokens the lines of names may take (see :func:`fit`), None for no limit."""
     index_of = {path: index for index, (path, _) in enumerate(nodes)}
     best: dict[int, float] = {}
     for index, score in scores.items():
@@ -102,8 +108,78 @@ def hidden_keys(
             if not summarised:
                 names.append((index, name))
         if names:
-            out[obj] = _names(names, best, obj)
-    return out
+            entry = _names(names, best, obj)
+            if entry["names"] or "patterns" in entry or _depth(obj) <= TOP_DEPTH:
+                out[obj] = entry  # deep down, a bare "+N more" is left to the footer's count
+    _near_misses(structure, nodes, children, holder, chosen, scores, out)
+    return out if room is None else fit(out, best, index_of, room)
+
+
+def entry_cost(obj: str, entry: Mapping[str, Any]) -> float:
+    """Estimated o200k tokens of an entry's line (as the heuristic's line cost: 2.2 + characters / 3.2)."""
+    names = sum(len(str(name)) + 2 for name in entry.get("names", ()))
+    return 5 + (len(obj) + names + 12 * len(entry.get("patterns") or ())) / 3.2
+
+
+def fit(
+    out: dict[str, dict[str, Any]], best: Mapping[int, float], index_of: Mapping[str, int], room: float
+) -> dict[str, dict[str, Any]]:
+    """The entries within ``room`` tokens: the outputs' own keys and their objects' always (an agent
+    must find any top-level or first-level name), then the others best first (by the best score
+    below them); an entry that does not fit keeps the names that do and counts the rest."""
+
+    def priority(obj: str) -> float:
+        depth = _depth(obj)
+        if depth <= SUMMARY_DEPTH:
+            return float("inf")
+        return best.get(index_of.get(obj, -3), -100.0) + (FIRST_LEVEL_BONUS if depth == SUMMARY_DEPTH + 1 else 0)
+
+    fitted: dict[str, dict[str, Any]] = {}
+    for obj in sorted(out, key=lambda obj: -priority(obj)):
+        entry = out[obj]
+        cost = entry_cost(obj, entry)
+        if cost <= room or priority(obj) == float("inf"):
+            fitted[obj] = entry
+            room -= cost
+            continue
+        names = list(entry["names"])
+        floor = FLOOR_NAMES if priority(obj) >= 0 else 0  # an object with a wanted field keeps a few names
+        while len(names) > floor and entry_cost(obj, {"names": names}) > room:
+            names.pop()
+        if names or ("type" in entry and _depth(obj) <= SUMMARY_DEPTH + 1):  # .metadata dict: +8 more
+            left = len(entry["names"]) - len(names) + sum((entry.get("patterns") or {}).values())
+            fitted[obj] = {key: value for key, value in entry.items() if key not in ("names", "patterns", "more")}
+            fitted[obj]["names"] = names
+            fitted[obj]["more"] = entry.get("more", 0) + left
+            room -= entry_cost(obj, fitted[obj])
+    return {obj: fitted[obj] for obj in out if obj in fitted}
+
+
+def _near_misses(
+    structure: Mapping[str, Mapping[str, Any]],
+    nodes: Sequence[tuple[str, int]],
+    children: Mapping[str, list[tuple[int, str]]],
+    holder: Mapping[str, int],
+    chosen: set[int],
+    scores: Mapping[int, float],
+    out: dict[str, dict[str, Any]],
+) -> None:
+    """Inside a hidden container, however deep, the fields the filter nearly showed are named
+    under their own object (``.nodes.jvm.mem dict: heap_used_in_bytes, +4 more``): findable
+    by name, at the cost of one line where it is likely to be wanted."""
+    for obj, members in children.items():
+        if obj in out or holder[obj] < 0 or holder[obj] in chosen:
+            continue  # a shown object's hidden keys have their line already
+        near = [(index, name) for index, name in members if scores.get(index, -100.0) >= NEAR_SCORE]
+        if not near:
+            continue
+        near.sort(key=lambda member: -scores[member[0]])
+        kept = near[:NEAR_NAMES]
+        entry: dict[str, Any] = {"type": str(structure[nodes[holder[obj]][0]].get("type", "dict"))}
+        entry["names"] = [name for _, name in kept]
+        if len(members) > len(kept):
+            entry["more"] = len(members) - len(kept)
+        out[obj] = entry
 
 
 def _holder(obj: str, index_of: Mapping[str, int]) -> int:
@@ -123,6 +199,7 @@ def _names(members: Sequence[tuple[int, str]], best: Mapping[int, float], obj: s
     """The names best first, up to a length; names the filter scored as noise that share a suffix
     (``html_url``, ``events_url``, ...) are counted as one pattern (``*_url``) instead."""
     ranked = sorted(range(len(members)), key=lambda i: (-best.get(members[i][0], -100.0), i))
+    depth = _depth(obj)
     suffixes: dict[str, int] = {}
     for i in ranked:
         name = members[i][1]
@@ -130,7 +207,6 @@ def _names(members: Sequence[tuple[int, str]], best: Mapping[int, float], obj: s
             suffix = "_" + name.rpartition("_")[2]
             suffixes[suffix] = suffixes.get(suffix, 0) + 1
     grouped = {suffix for suffix, count in suffixes.items() if count >= GROUP_MIN}
-    depth = _depth(obj)
     limit = TOP_NAMES_CHARS if depth <= 1 else FIRST_NAMES_CHARS if depth <= TOP_DEPTH else DEEP_NAMES_CHARS
     names: list[str] = []
     patterns: dict[str, int] = {}

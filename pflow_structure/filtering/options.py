@@ -15,6 +15,7 @@ if TYPE_CHECKING:
 MODES = ("auto", "llm", "heuristic", "off")
 DEFAULT_TARGET = 40
 DEFAULT_THRESHOLD = 50
+WHOLE_VIEW_TOKENS = 400  # and a structure is shown whole only when its lines take about this (estimated)
 DEFAULT_TIMEOUT = 2.0
 
 
@@ -30,3 +31,4 @@ class FilterOptions(NamedTuple):
     api_base: str | None = None
     decisions_dir: Path | None = None
     decision_store: DecisionStore | None = None  # wins over decisions_dir (Redis, shared by instances)
+    whole_view: int = WHOLE_VIEW_TOKENS  # estimated tokens a structure's lines may take to be shown whole; 0: any

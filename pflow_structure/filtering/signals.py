@@ -23,6 +23,8 @@ class Tuning(NamedTuple):
 
     - ``budget``: estimated tokens for the shown lines (each kept field and the containers it
       needs); the view stops adding fields there, whatever their count.
+    - ``view``: estimated tokens for all the view's lines, the names of what is hidden included:
+      those names take what the shown lines leave (the top-level names always have their line).
     - ``category``: added to a short string field with few distinct values over many items.
     - ``token_id``: taken from a string field whose values all differ and look like tokens.
     - ``constant``: taken from a field whose value never changes over many items.
@@ -34,11 +36,13 @@ class Tuning(NamedTuple):
     - ``null_named``: a known name that was always null keeps this share of its score.
     - ``sub_object``: at most this many fields of a dict inside a list item (a message's
       bot_profile), so that the item's own fields are not crowded out.
+    - ``nested_list``: at most this many fields of a list inside a list item (a message's files).
     - ``envelope``: multiplies the score of a field beside the main list of records (page,
       page_size, next): the envelope of a list response.
     """
 
-    budget: int = 240
+    budget: int = 340
+    view: int = 480
     category: float = 0.0
     token_id: float = 0.0
     constant: float = 2.0
@@ -47,7 +51,8 @@ class Tuning(NamedTuple):
     flag: float = 0.2
     time: float = 2.5
     null_named: float = 0.5
-    sub_object: int = 4
+    sub_object: int = 100
+    nested_list: int = 100
     envelope: float = 0.5
 
 

@@ -1,0 +1,197 @@
+"""Fit the learned field score on the labelled responses, judged leave-one-API-out (issue 16).
+
+    pip install numpy                                  # for the fit only; the package never needs it
+    python benchmarks/filter_learn.py                  # leave-one-API-out table, nothing written
+    python benchmarks/filter_learn.py --write          # and write the weights fitted on every family
+
+Each field of each labelled response (``tests/data/filter_eval`` and the old
+``tests/data/filter_labels.json``) gets the features of
+:mod:`pflow_structure.filtering.features`; a field that stands for a must-keep label is 1, one that
+stands only for must-drop labels is 0, the rest are not fitted on. A logistic regression (Newton
+steps, L2), with every API family weighted the same whatever its number of fields, gives the
+weights; the threshold is the one that does best on the training families (mean over families of
+must-keep shown + must-drop hidden, through the real ``choose_fields``). For each family the
+weights and the threshold are fitted without it, then it is scored through ``choose_fields`` with
+them: that column is the held-out number. ``--write`` writes ``pflow_structure/filtering/learned.py``
+from the fit on every family.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import NamedTuple
+
+REPO = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(REPO))
+sys.path.insert(0, str(REPO / "benchmarks"))
+
+import filter_eval as fe  # noqa: E402
+
+from pflow_structure.filtering.features import Model  # noqa: E402
+from pflow_structure.filtering.signals import DEFAULT_TUNING  # noqa: E402
+
+LEARNED = REPO / "pflow_structure" / "filtering" / "learned.py"
+L2 = 1.0
+THRESHOLDS = (-1.0, -0.75, -0.5, -0.25, 0.0, 0.25)
+TARGETS = (0.90, 0.85)  # issue 16: must-keep shown, must-drop hidden
+
+
+class Sample(NamedTuple):
+    family: str
+    case: int
+    features: dict[str, float]
+    label: int  # 1 keep, 0 drop, -1 neither
+
+
+def samples(cases: Sequence[fe.Case]) -> list[Sample]:
+    from pflow_structure.filtering.features import Places, field_features
+    from pflow_structure.filtering.heuristic import _label_records_by_id, _score
+    from pflow_structure.filtering.tree import _field_indices, _nodes
+
+    out = []
+    for number, case in enumerate(cases):
+        nodes = _nodes(case.structure)
+        indices = _field_indices(case.structure, nodes)
+        entries, found = case.structure, case.signals
+        base = {
+            i: _score(nodes[i].keys, nodes[i].noisy_above, entries[nodes[i].path], found.get(nodes[i].path))
+            for i in indices
+        }
+        _label_records_by_id(nodes, indices, base)
+        places = Places(nodes, indices)
+        for i in indices:
+            path = nodes[i].path
+            feats = field_features(i, nodes[i], case.structure[path], case.signals.get(path), places, base[i])
+            keep = any(fe.covers(path, label) for label in case.keep)
+            drop = any(fe.covers(path, label) for label in case.drop)
+            out.append(Sample(case.family, number, feats, 1 if keep else 0 if drop else -1))
+    return out
+
+
+WORD_FAMILIES = 3  # a word (of a name or its parent's) gets a weight only when this many APIs use it
+
+
+def usable(train: Sequence[Sample], names: Sequence[str]) -> list[str]:
+    """The features to fit: every structural one, and the words seen in WORD_FAMILIES families."""
+    seen: dict[str, set[str]] = {}
+    for sample in train:
+        if sample.label >= 0:
+            for name in sample.features:
+                if ":" in name:
+                    seen.setdefault(name, set()).add(sample.family)
+    return [name for name in names if ":" not in name or len(seen.get(name, ())) >= WORD_FAMILIES]
+
+
+def fit(train: Sequence[Sample], names: Sequence[str]) -> dict[str, float]:
+    import numpy as np
+
+    names = usable(train, names)
+    rows = [s for s in train if s.label >= 0]
+    column = {name: j for j, name in enumerate(names)}
+    x = np.zeros((len(rows), len(names)))
+    for r, sample in enumerate(rows):
+        for name, value in sample.features.items():
+            if name in column:
+                x[r, column[name]] = value
+    y = np.array([s.label for s in rows], dtype=float)
+    per_family: dict[str, int] = {}
+    for sample in rows:
+        per_family[sample.family] = per_family.get(sample.family, 0) + 1
+    # every family weighs the same; keep and drop weigh the same overall
+    weight = np.array([1.0 / per_family[s.family] for s in rows])
+    for label in (0.0, 1.0):
+        weight[y == label] *= 0.5 / weight[y == label].sum()
+    weight *= len(rows)
+    w = np.zeros(len(names))
+    penalty = np.full(len(names), L2)
+    penalty[column["bias"]] = 0.0
+    for _ in range(30):
+        p = 1 / (1 + np.exp(-x @ w))
+        gradient = x.T @ (weight * (p - y)) + penalty * w
+        hessian = (x * (weight * p * (1 - p))[:, None]).T @ x + np.diag(penalty + 1e-6)
+        step = np.linalg.solve(hessian, gradient)
+        w -= step
+        if np.abs(step).max() < 1e-6:
+            break
+    return {name: round(float(w[j]), 4) for j, name in enumerate(names) if abs(w[j]) >= 1e-4}
+
+
+TUNING = DEFAULT_TUNING
+
+
+def judged(cases: Sequence[fe.Case], model: Model) -> dict[str, fe.Score]:
+    from pflow_structure.filtering import choose_fields
+
+    out: dict[str, fe.Score] = {}
+    for case in cases:
+        choice = choose_fields(case.structure, signals=case.signals, model=model, tuning=TUNING)
+        out[case.family] = out.get(case.family, fe.ZERO) + fe.score(case, choice.kept_fields, choice.hidden)
+    return out
+
+
+def best_threshold(cases: Sequence[fe.Case], weights: Mapping[str, float]) -> float:
+    """The threshold nearest to meeting both targets on ``cases`` (the larger of the two shortfalls,
+    pooled, is the smallest)."""
+
+    def margin(threshold: float) -> float:
+        keep, drop, _ = fe.rates(sum(judged(cases, Model(weights, threshold)).values(), fe.ZERO))
+        return min(keep - TARGETS[0], drop - TARGETS[1])
+
+    return max(THRESHOLDS, key=margin)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--write", action="store_true", help="write the weights fitted on every family")
+    parser.add_argument("--budget", type=int, default=DEFAULT_TUNING.budget, help="tokens of shown lines")
+    parser.add_argument("--sub-object", type=int, default=DEFAULT_TUNING.sub_object, help="fields per inner dict")
+    parser.add_argument("--nested-list", type=int, default=DEFAULT_TUNING.nested_list, help="fields per inner list")
+    args = parser.parse_args(argv)
+    global TUNING
+    TUNING = DEFAULT_TUNING._replace(budget=args.budget, sub_object=args.sub_object, nested_list=args.nested_list)
+    cases = fe.load_new() + fe.load_old()
+    every = samples(cases)
+    names = sorted({name for s in every for name in s.features})
+    families = sorted({case.family for case in cases})
+    print(f"{len(cases)} responses, {len(families)} families, {len(names)} features", flush=True)
+    held: dict[str, fe.Score] = {}
+    for family in families:
+        train_cases = [c for c in cases if c.family != family]
+        weights = fit([s for s in every if s.family != family], names)
+        threshold = best_threshold(train_cases, weights)
+        held[family] = judged([c for c in cases if c.family == family], Model(weights, threshold))[family]
+        keep, drop, found = fe.rates(held[family])
+        print(f"  {family}: keep {keep:.1%} drop {drop:.1%} findable {found:.1%} (threshold {threshold})", flush=True)
+    pooled = sum(held.values(), fe.ZERO)
+    keep, drop, found = fe.rates(pooled)
+    mean = [sum(fe.rates(s)[i] for s in held.values()) / len(held) for i in range(3)]
+    print(f"held out, pooled: keep {keep:.1%} drop {drop:.1%} findable {found:.1%}")
+    print(f"held out, mean of families: keep {mean[0]:.1%} drop {mean[1]:.1%} findable {mean[2]:.1%}")
+    weights = fit(every, names)
+    threshold = best_threshold(cases, weights)
+    insample = sum(judged(cases, Model(weights, threshold)).values(), fe.ZERO)
+    keep, drop, found = fe.rates(insample)
+    print(f"in-sample: keep {keep:.1%} drop {drop:.1%} findable {found:.1%} (threshold {threshold})")
+    if args.write:
+        write(weights, threshold)
+    return 0
+
+
+def write(weights: Mapping[str, float], threshold: float) -> None:
+    body = ",\n".join(f"        {name!r}: {value}" for name, value in sorted(weights.items()))
+    LEARNED.write_text(
+        '"""Weights of the learned field score (see :mod:`pflow_structure.filtering.features`).\n\n'
+        "Written by ``python benchmarks/filter_learn.py --write``; do not edit by hand.\n"
+        '"""\n\nfrom __future__ import annotations\n\n'
+        "from pflow_structure.filtering.features import Model\n\n"
+        f"MODEL: Model | None = Model(\n    weights={{\n{body},\n    }},\n    threshold={threshold},\n)\n",
+        encoding="utf-8",
+    )
+    print(f"wrote {LEARNED.relative_to(REPO)}")
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
