@@ -359,7 +359,7 @@ def test_run_json_prints_the_result_dict() -> None:
     assert re.fullmatch(ID_PATTERN, result["execution_id"])
     assert result["structure"]["result[0].title"] == {"type": "str", "avg_length": 41}
     assert result["filtered"] is True and result["filter"] == "heuristic"
-    assert result["field_count"] <= 20 < result["original_field_count"]
+    assert result["field_count"] <= 40 < result["original_field_count"]  # at most the target; the token budget decides
     assert result["hidden_fields"] == result["original_field_count"] - result["field_count"]
     assert "result[0].url" not in result["structure"] and "result[0].node_id" not in result["structure"]
 
@@ -645,7 +645,7 @@ def test_run_tree_and_flat_list_the_same_paths() -> None:
     tree = invoke("run", "read-json", f"path={ISSUES}").stdout.split("\n\n")[1].split("\n")[1:]
     flat = invoke("run", "read-json", f"path={ISSUES}", "--flat").stdout.split("\n\n")[1].split("\n")[1:]
     assert len(tree) == len(flat) > 10
-    assert tree[1] == "    [0].number int" and flat[1] == "  ✓ ${result[0].number} (int)"
+    assert tree[1] == "    [0].id int" and flat[1] == "  ✓ ${result[0].id} (int)"
 
 
 def test_cache_dir_option_applies_to_cache_commands(tmp_path: Path) -> None:

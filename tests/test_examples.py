@@ -21,7 +21,7 @@ def _run(script: str) -> subprocess.CompletedProcess[str]:
 @pytest.mark.parametrize(
     ("script", "expected"),
     [
-        ("run.sh", "  result list, 100 items\n    [0].number int\n"),
+        ("run.sh", "  result list, 100 items\n    [0].id int\n    [0].number int\n"),
         ("read_fields.sh", 'result[0].title: "Different results from Betamax vs Requests"\n'),
         ("nodes.sh", "read-json  Read a JSON or JSON Lines file into the shared store.\n"),
         ("discovery.sh", "## Selected Nodes\n\n### read-json\nRead a JSON or JSON Lines file into the shared store.\n"),

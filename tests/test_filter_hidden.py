@@ -64,8 +64,7 @@ STRUCTURE["result.links"] = {"type": "dict"}
 
 
 def test_a_hidden_container_is_one_line_with_its_key_names_and_shown_objects_name_their_other_keys() -> None:
-    structure = {path: STRUCTURE[path] for path in sorted(STRUCTURE, key=lambda p: (p.count("."), p))}
-    structure = {"result": STRUCTURE["result"], **{p: e for p, e in structure.items() if p != "result"}}
+    structure = {path: STRUCTURE[path] for path in sorted(STRUCTURE)}  # parents before children, as inferred
     choice = choose_fields(structure)
     assert choice.kept_fields == ["result.state", "result.title"]
     assert choice.hidden == {
@@ -78,8 +77,8 @@ def test_a_hidden_container_is_one_line_with_its_key_names_and_shown_objects_nam
     )
     assert text.splitlines()[4:10] == [
         "  result dict",
-        "    .state str",
-        "    .title str",
+        "    .state str ~5",
+        "    .title str ~30",
         "    .links dict: *_url (60)",
         "    .meta dict: node_id, self_url",
         "    other keys: etag",
@@ -198,15 +197,21 @@ def test_distinct_values_are_counted_up_to_the_cap_and_token_shapes_and_prefixes
     for i in range(200):
         ids.add_string(f"cus_{i:08d}")
         states.add_string("open" if i % 2 else "closed")
-    assert ids.signals() == (200, DISTINCT_CAP + 1, 12, 12, 9, True)  # "cus_00000" is shared
-    assert states.signals() == (200, 2, 4, 6, 0, False)
+    assert ids.signals() == (200, DISTINCT_CAP + 1, 12, 12, 9, True, "")  # "cus_00000" is shared
+    assert states.signals() == (200, 2, 4, 6, 0, False, "")
+    api, web, mixed = FieldStats(), FieldStats(), FieldStats()
+    for i in range(5):
+        api.add_string(f"https://api.github.com/repos/o/r/issues/{i}")
+        web.add_string(f"https://github.com/o/r/issues/{i}")
+        mixed.add_string(f"https://github.com/o/r/issues/{i}" if i % 2 else "not a link")
+    assert (api.signals().link, web.signals().link, mixed.signals().link) == ("api", "web", "")
     assert ids.distinct is None  # past the cap nothing more is kept
 
 
 def test_signals_are_listed_for_scalar_paths_only_and_never_hold_values() -> None:
     inferred = infer_structure({"result": [{"id": "a1b2c3d4", "tags": ["x"], "n": 3}, {"id": "e5f6a7b8", "n": 3}]})
     assert set(inferred.signals or {}) == {"result[0].id", "result[0].tags[0]", "result[0].n"}
-    assert inferred.signals["result[0].n"] == (2, 1, 0, 0, 0, False)
+    assert inferred.signals["result[0].n"] == (2, 1, 0, 0, 0, False, "")
     assert "a1b2c3d4" not in repr(inferred.signals)
 
 

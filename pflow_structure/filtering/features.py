@@ -108,6 +108,8 @@ def _type_features(entry: Mapping[str, Any], out: Features) -> frozenset[str]:
 
 
 def _signal_features(signals: FieldSignals | None, kinds: frozenset[str], out: Features) -> None:
+    if signals is not None and signals.link:
+        out["link_" + signals.link] = 1.0
     if signals is None or signals.values < MANY:
         if signals is not None and signals.token_like and "str" in kinds:
             out["token_once"] = 1.0

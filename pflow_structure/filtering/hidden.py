@@ -150,7 +150,8 @@ def fit(
             left = len(entry["names"]) - len(names) + sum((entry.get("patterns") or {}).values())
             fitted[obj] = {key: value for key, value in entry.items() if key not in ("names", "patterns", "more")}
             fitted[obj]["names"] = names
-            fitted[obj]["more"] = entry.get("more", 0) + left
+            if entry.get("more", 0) + left:
+                fitted[obj]["more"] = entry.get("more", 0) + left
             room -= entry_cost(obj, fitted[obj])
     return {obj: fitted[obj] for obj in out if obj in fitted}
 

@@ -11,7 +11,7 @@ lines instead of repeating its prefix on every line::
       result list, 100 items
         [0].title str ~52
         [0].milestone dict|null, in 31 of 100
-          .title str
+          .title str ~5
 
 ``layout="flat"`` writes pflow's own lines instead, one full path each
 (``  ✓ ${result[0].title} (str, ~52 chars)``); the pflow plugin prints those.
@@ -27,22 +27,18 @@ from typing import Any, Literal
 from pflow_structure.paths import is_plain_key
 
 Layout = Literal["tree", "flat"]
-TREE_HEADER = "Template paths (indented lines extend the path above; ~N: average length of long or empty text):"
-LONG_TEXT = 40  # the tree shows a string's average length from here on (and 0): what decides a read
+TREE_HEADER = "Template paths (indented lines extend the path above; ~N: average length):"
 FLAT_HEADER = "Available template paths:"
 NO_PATHS = "(none: the node wrote no outputs)"
 
 
 def describe_entry(entry: Mapping[str, Any], *, short: bool = False) -> str:
-    """``{"type": "str", "avg_length": 52}`` → ``str, ~52 chars`` (``str ~52`` when ``short``, and just
-    ``str`` for a short string: its length would cost more tokens than it tells)."""
+    """``{"type": "str", "avg_length": 52}`` → ``str, ~52 chars`` (``str ~52`` when ``short``)."""
     type_name = str(entry.get("type", "?"))
     parts = [type_name]
     if "avg_length" in entry:
         if short:
-            length = entry["avg_length"]
-            if not isinstance(length, (int, float)) or length == 0 or length >= LONG_TEXT:
-                parts[0] = f"{type_name} ~{length}"
+            parts[0] = f"{type_name} ~{entry['avg_length']}"
         else:
             kinds = type_name.split("|")
             unit = "bytes" if "bytes" in kinds and "str" not in kinds else "chars"
@@ -152,8 +148,8 @@ def render_structure_text(
     field_count = result.get("field_count", 0)
     original = result.get("original_field_count", field_count)
     if result.get("filtered"):
-        method = result.get("filter", "?")
-        lines.append(f"Field count: {field_count} of {original} ({method} filter; --all-fields lists every path)")
+        method, note = result.get("filter", "?"), result.get("filter_note", "")
+        lines.append(f"Field count: {field_count} of {original} (filtered by the {method} filter; {note})")
     else:
         lines.append(f"Field count: {field_count}, not filtered")
     omitted = result.get("omitted_paths", 0)

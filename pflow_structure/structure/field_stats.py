@@ -46,7 +46,8 @@ class FieldSignals(NamedTuple):
     ``distinct`` is the number of distinct values, or ``DISTINCT_CAP + 1`` for "more than the
     cap"; ``values`` the number of scalar values seen; ``str_min``/``str_max`` string lengths;
     ``prefix`` the length of the prefix every string shared; ``token_like`` whether every
-    string was letters and digits without spaces (an id, a hash, a key).
+    string was letters and digits without spaces (an id, a hash, a key); ``link`` whether every
+    string was a link, and to what: read from the shared prefix, never from one value.
     """
 
     values: int
@@ -55,6 +56,15 @@ class FieldSignals(NamedTuple):
     str_max: int
     prefix: int
     token_like: bool
+    link: str = ""  # every string was a link: "api" (an API endpoint: api. or /api/ in it) or "web"
+
+
+def _link(prefix: str) -> str:
+    """``https://api.github.com/repos/`` → "api"; ``https://github.com/`` → "web"; else ""."""
+    if not prefix.startswith(("http://", "https://")):
+        return ""
+    host_and_path = prefix.split("://", 1)[1]
+    return "api" if host_and_path.startswith("api.") or "/api/" in host_and_path or ".api." in host_and_path else "web"
 
 
 class FieldStats:
@@ -157,6 +167,7 @@ class FieldStats:
             self.str_max,
             len(self.prefix or ""),
             bool(self.str_count) and self.tokens == self.str_count,
+            _link(self.prefix or ""),
         )
 
     def merge(self, other: FieldStats) -> None:
