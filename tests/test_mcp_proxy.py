@@ -354,7 +354,7 @@ def test_a_transformation_that_raises_gives_the_raw_result_and_one_log_line(monk
     import anyio
     from mcp import ClientSession
 
-    from pflow_structure.mcp import answers, proxy
+    from pflow_structure.mcp import answers, proxy_run
     from pflow_structure.settings import Settings
 
     def broken(*args: Any, **kwargs: Any) -> Any:
@@ -366,7 +366,7 @@ def test_a_transformation_that_raises_gives_the_raw_result_and_one_log_line(monk
         to_server = anyio.create_memory_object_stream[Any](16)
         to_client = anyio.create_memory_object_stream[Any](16)
         async with anyio.create_task_group() as group:
-            group.start_soon(lambda: proxy.serve(FAULTY, Settings.from_env(), streams=(to_server[1], to_client[0])))
+            group.start_soon(lambda: proxy_run.serve(FAULTY, Settings.from_env(), streams=(to_server[1], to_client[0])))
             async with ClientSession(to_client[1], to_server[0]) as client:
                 await client.initialize()
                 results = [plain(await client.call_tool(name, {})) for name in ("big", "small")]
@@ -520,7 +520,10 @@ def test_the_proxy_and_its_downstream_exit_when_the_client_leaves_during_a_call(
     pid_file = tmp_path / "downstream.pid"
     downstream = [sys.executable, "-c", f"import os, runpy, sys; open({str(pid_file)!r}, 'w').write(str(os.getpid())); "
                   f"sys.argv = [{FAULTY[1]!r}]; runpy.run_path({FAULTY[1]!r}, run_name='__main__')"]  # fmt: skip
-    process = subprocess.Popen([*PROXY, "--", *downstream], stdin=subprocess.PIPE, stdout=subprocess.PIPE)
+    # --timeout 1: the call in flight gets 1 s to finish once the client has left (it takes 300)
+    process = subprocess.Popen(
+        [*PROXY, "--timeout", "1", "--", *downstream], stdin=subprocess.PIPE, stdout=subprocess.PIPE
+    )
     assert process.stdin is not None and process.stdout is not None
     messages = [
         {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {

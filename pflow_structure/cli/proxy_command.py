@@ -56,7 +56,8 @@ from pflow_structure.cli.common import CONTEXT_SETTINGS, _fails_cleanly, _settin
     "--timeout",
     type=click.FloatRange(min=0.1),
     default=None,
-    help="Seconds each network operation with --url may take (connect, send, wait for an answer)  [default: 30].",
+    help="Seconds each network operation with --url may take (connect, send, wait for an answer), and calls in "
+    "flight may take to finish once the client has closed its input  [default: 30].",
 )
 @click.argument("command", nargs=-1, type=click.UNPROCESSED, metavar="[-- COMMAND [ARGS]...]")
 @click.pass_context
@@ -90,7 +91,7 @@ def proxy(
                 "--header", "Authorization: Bearer ${GITHUB_TOKEN}"],
        "env": {"GITHUB_TOKEN": "..."}}
     """
-    from pflow_structure.mcp.proxy import run
+    from pflow_structure.mcp.proxy_run import run
 
     upstream = _upstream(list(command), url, transport, headers, config_file, timeout)
     run(upstream, lambda: _settings(ctx), budget=budget, start_timeout=start_timeout)
@@ -115,9 +116,9 @@ def _upstream(
     if not remote:
         if not command:
             raise click.UsageError("give the server to proxy: -- COMMAND [ARGS]... or --url URL")
-        if headers or transport or timeout is not None:
-            raise click.UsageError("--header, --transport and --timeout go with --url (a remote server)")
-        return Upstream(command=tuple(command))
+        if headers or transport:
+            raise click.UsageError("--header and --transport go with --url (a remote server)")
+        return Upstream(command=tuple(command), timeout=timeout or DEFAULT_TIMEOUT)
     found: dict[str, Any] = {"url": url, "transport": transport, "headers": {}, "timeout": timeout}
     if config_file is not None:
         if url is not None:

@@ -7,9 +7,15 @@ requests such as ``sampling/createMessage``) to the proxy's ``on_message``.
 
 A session that ends (the process exited, the connection dropped, the server forgot the
 session id) fails the requests still waiting with :class:`DownstreamError`, whose message
-names the command or the URL (never a header value); the next request opens a new session and
-repeats the client's ``initialize`` first. Answers written before the end still arrive: the
-session reads its messages in order, so an answer is delivered before the end is noticed.
+names the command or the URL (never a header value) and what to check; the next request opens a
+new session and repeats the client's ``initialize`` first. Answers written before the end still
+arrive: the session reads its messages in order, so an answer is delivered before the end is noticed.
+
+A remote server that has said nothing for a few seconds while requests wait on it is sent a
+``ping`` (the specification's liveness check): the SDK's HTTP clients do not always report a
+connection that broke under an answer (mcp 1.x drops a POST's event stream that ends early),
+so without it a call in flight when the server died would wait forever. A ping that fails, or
+that goes unanswered for the network timeout, ends the session.
 """
 
 from __future__ import annotations
@@ -20,9 +26,11 @@ from typing import Any
 
 import anyio
 
-from pflow_structure.mcp.remote import Upstream, auth_message
+from pflow_structure.mcp.remote import Upstream, auth_message, diagnose
 
 DEFAULT_START_TIMEOUT = 60.0
+QUIET = 5.0  # seconds a remote server may say nothing while requests wait, before it is pinged
+SETTLE_WAIT = 2.0  # seconds to let a failed transport record why, before saying it
 CONNECTION_CLOSED = -32000
 # Errors the SDK's HTTP transports make up for a failed exchange (the server never said them).
 _TRANSPORT_ERRORS = ("Session terminated", "Server returned an error response", "SSE stream", "Connection closed")
@@ -45,6 +53,7 @@ class Session:
         self.ready = False  # the handshake is done
         self.error: BaseException | None = None
         self.reason: str | None = None  # why an HTTP exchange failed, in the SDK's words
+        self.active = 0.0  # when a message last came in or a request went out (anyio's clock)
         self.waiting: dict[int, list[Any]] = {}  # request id -> [event, answer or None]
 
     def end(self) -> None:
@@ -116,15 +125,16 @@ class Downstream:
             message: dict[str, Any] = {"jsonrpc": "2.0", "id": request_id, "method": method}
             if params is not None:
                 message["params"] = params
-            if not await self.send(session, message):
-                raise self._lost(session)
-            if sent is not None:
-                sent(request_id, session)
-            await slot[0].wait()
+            if await self.send(session, message):  # else the session has ended: said below
+                session.active = anyio.current_time()
+                if sent is not None:
+                    sent(request_id, session)
+                await slot[0].wait()
         finally:
             session.waiting.pop(request_id, None)
         answer: dict[str, Any] | None = slot[1]
         if answer is None:
+            await self._settle(session)
             raise self._lost(session)
         if self.upstream.remote and self._made_up(answer):
             session.reason = str(answer["error"].get("message"))
@@ -172,9 +182,12 @@ class Downstream:
         try:
             async with self._transport(process) as (read_stream, write_stream):
                 session.write = write_stream
+                session.active = anyio.current_time()
                 session.opened.set()
                 async with anyio.create_task_group() as group:
                     group.start_soon(self._read, session, read_stream)
+                    if self.upstream.remote:
+                        group.start_soon(self._watch, session)
                     await session.ended.wait()
                     group.cancel_scope.cancel()
         except Exception as exc:  # the transport failed: the waiting requests learn it from ``error``
@@ -203,6 +216,7 @@ class Downstream:
     async def _read(self, session: Session, read_stream: Any) -> None:
         try:
             async for item in read_stream:
+                session.active = anyio.current_time()
                 if isinstance(item, Exception):
                     if self.upstream.remote:  # an HTTP failure: this session is gone
                         session.error = item
@@ -230,9 +244,11 @@ class Downstream:
                 answer = await self.request_on(session, "initialize", self.init_params)
         except TimeoutError:
             session.end()
+            await self._settle(session)
             raise self._start_failure(session, "it did not answer the MCP handshake in time") from None
         except DownstreamError:
             session.end()
+            await self._settle(session)
             raise self._start_failure(session) from None
         if "error" in answer:
             session.end()
@@ -240,6 +256,39 @@ class Downstream:
         self.init_result = answer.get("result", {})
         await self.send(session, {"jsonrpc": "2.0", "method": "notifications/initialized"})
         session.ready = True
+
+    async def _watch(self, session: Session) -> None:
+        """Ping the server whenever it has said nothing for ``QUIET`` seconds (or the network
+        timeout, if shorter) while requests wait; runs as long as the session."""
+        quiet = min(QUIET, self.upstream.timeout)
+        while True:
+            due = session.active + quiet - anyio.current_time()
+            if due <= 0 and session.ready and session.waiting:
+                if not await self._alive(session):
+                    return
+                continue
+            await anyio.sleep(due if due > 0 else quiet)
+
+    async def _alive(self, session: Session) -> bool:
+        """Whether the server answers a ping within the network timeout; if not, the session ends.
+        Any answer will do (a server without ``ping`` says so, and is alive)."""
+        try:
+            with anyio.fail_after(self.upstream.timeout):
+                await self.request_on(session, "ping", None)
+        except TimeoutError:
+            session.reason = f"it answered neither the call nor a ping for {self.upstream.timeout:g} s"
+            session.end()
+            return False
+        except DownstreamError:  # the session ended; the requests waiting on it say why
+            return False
+        return True
+
+    async def _settle(self, session: Session) -> None:
+        """Give a remote transport that failed a moment to record why (its error arrives after the
+        read loop has ended), so that the message can say it."""
+        if self.upstream.remote:
+            with anyio.move_on_after(SETTLE_WAIT):
+                await session.closed.wait()
 
     # -- what to say --------------------------------------------------------------------------
     def _auth(self) -> str | None:
@@ -264,12 +313,14 @@ class Downstream:
         if auth is not None:
             return DownstreamError(auth)
         if self.upstream.remote:
-            reason = reason or session.reason or (describe(session.error) if session.error else "the connection closed")
-            status = f" (HTTP {self.status})" if self.status else ""
+            what, check = self._diagnosis(session, reason)
+            check = check or (
+                "is the server running, and is --url its MCP endpoint (often .../mcp), or an HTTP+SSE one "
+                "(often .../sse, with --transport sse)?"
+            )
             return self._scrubbed(
-                f"could not connect to the MCP server at {self.name}{status} over {self.upstream.transport}: "
-                f"{reason}. Check --url (is the server running? is it the MCP endpoint, e.g. .../mcp, or .../sse "
-                "with --transport sse?)"
+                f"could not connect to the MCP server at {self.name} over {self.upstream.transport}: {what}. "
+                f"Check: {check}"
             )
         reason = reason or (describe(session.error) if session.error else "it exited during start-up")
         return DownstreamError(
@@ -285,12 +336,17 @@ class Downstream:
             return DownstreamError(
                 f"the downstream MCP server `{self.name}` exited; it will be started again on the next call"
             )
-        why = reason or (describe(session.error) if session.error else "the connection closed")
-        status = f", HTTP {self.status}" if self.status else ""
+        what, check = self._diagnosis(session, reason, in_session=True)
         return self._scrubbed(
-            f"the session with the MCP server at {self.name} was lost ({why}{status}); "
-            "the next call opens a new session"
+            f"the session with the MCP server at {self.name} was lost ({what}); "
+            "the next call opens a new session" + (f". Check: {check}" if check else "")
         )
+
+    def _diagnosis(self, session: Session, reason: str | None, *, in_session: bool = False) -> tuple[str, str | None]:
+        """(what happened, what to check or None) for a remote session that failed."""
+        why = reason or session.reason or (describe(session.error) if session.error else "the connection closed")
+        assert self.upstream.url is not None
+        return diagnose(self.upstream.url, self.upstream.transport, why, self.status, in_session=in_session)
 
     def _made_up(self, answer: dict[str, Any]) -> bool:
         """An error the HTTP exchange failed with (the SDK's stand-in, or an HTTP error status

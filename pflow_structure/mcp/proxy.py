@@ -30,12 +30,10 @@ import contextlib
 import itertools
 import json
 import sys
-from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 import anyio
 
-from pflow_structure.errors import ParameterError, StructureError
 from pflow_structure.mcp.answers import DEFAULT_BUDGET, READ_TOOL, READ_TOOL_DESCRIPTION, READ_TOOL_SCHEMA
 from pflow_structure.mcp.downstream import DEFAULT_START_TIMEOUT, Downstream, DownstreamError, Session
 from pflow_structure.mcp.passing import EDIT_TOOL, EDIT_TOOL_DESCRIPTION, EDIT_TOOL_SCHEMA, tool_schemas
@@ -44,11 +42,11 @@ from pflow_structure.mcp.remote import Upstream
 if TYPE_CHECKING:
     from pflow_structure.settings import Settings
 
-__all__ = ["DEFAULT_START_TIMEOUT", "DownstreamError", "Proxy", "run", "serve"]
+__all__ = ["DEFAULT_START_TIMEOUT", "DownstreamError", "Proxy"]  # run and serve: mcp/proxy_run.py
 
 INTERNAL_ERROR = -32603
+CLIENT_LEFT = "the client disconnected"  # the answer to what the server asks a client that has left
 MAX_TOOL_PAGES = 100
-LEAVING_CHECK = 2.0  # seconds to tell a command that failed from a client that left before initialize
 
 INSTRUCTIONS = (
     "Answers from this server come through pflow-structure: a result too large to show comes back as an "
@@ -93,6 +91,9 @@ class Proxy:
         self._asked: dict[int, tuple[Session, Any]] = {}  # our id towards the client -> the server's request
         self._ask_ids = itertools.count(1)
         self._scopes: dict[Any, anyio.CancelScope] = {}  # client's request id -> its handler's scope
+        self._in_flight = 0  # client requests not yet answered
+        self._answered = anyio.Event()  # set each time one is
+        self.client_left = False  # the client's input ended: what the server asks it gets an error
 
     @property
     def settings(self) -> Settings:
@@ -115,6 +116,16 @@ class Proxy:
                 await self._client_notification(message)
             elif message.get("id") is not None:
                 await self._client_answer(message)
+        self.client_left = True
+        for ask_id in list(self._asked):  # the server's questions the client can no longer answer
+            await self._client_answer(_error(ask_id, CLIENT_LEFT))
+
+    async def finish(self, seconds: float) -> None:
+        """Wait until every request the client sent is answered, for at most ``seconds``."""
+        with anyio.move_on_after(seconds):
+            while self._in_flight:
+                self._answered = anyio.Event()
+                await self._answered.wait()
 
     async def send_client(self, message: dict[str, Any]) -> None:
         with contextlib.suppress(anyio.ClosedResourceError, anyio.BrokenResourceError):  # the client left
@@ -129,19 +140,24 @@ class Proxy:
         }
         handler = handlers.get(request["method"], self._forward)
         answer: dict[str, Any] | None = None
-        with anyio.CancelScope() as scope:  # cancelled when the client cancels the request
-            self._scopes[request["id"]] = scope
-            try:
-                answer = await handler(request)
-            except DownstreamError as exc:
-                answer = _error(request["id"], str(exc))
-                if request["method"] == "initialize":  # clients show a server's stderr in their logs
-                    print(f"pflow-structure proxy: {exc}", file=sys.stderr)
-            finally:
-                self._forwarded.pop(request["id"], None)
-                self._scopes.pop(request["id"], None)
-        if answer is not None:  # none for a cancelled request, as the protocol asks
-            await self.send_client(answer)
+        self._in_flight += 1
+        try:
+            with anyio.CancelScope() as scope:  # cancelled when the client cancels the request
+                self._scopes[request["id"]] = scope
+                try:
+                    answer = await handler(request)
+                except DownstreamError as exc:
+                    answer = _error(request["id"], str(exc))
+                    if request["method"] == "initialize":  # clients show a server's stderr in their logs
+                        print(f"pflow-structure proxy: {exc}", file=sys.stderr)
+                finally:
+                    self._forwarded.pop(request["id"], None)
+                    self._scopes.pop(request["id"], None)
+            if answer is not None:  # none for a cancelled request, as the protocol asks
+                await self.send_client(answer)
+        finally:
+            self._in_flight -= 1
+            self._answered.set()
 
     async def _client_notification(self, message: dict[str, Any]) -> None:
         method = message["method"]
@@ -175,7 +191,9 @@ class Proxy:
         method = message.get("method")
         if method is None:
             return  # an answer to a request that is no longer waiting
-        if "id" in message:
+        if "id" in message and self.client_left:
+            await self.downstream.send(session, _error(message["id"], CLIENT_LEFT))
+        elif "id" in message:
             ask_id = next(self._ask_ids)
             self._asked[ask_id] = (session, message["id"])
             await self.send_client({**message, "id": ask_id})
@@ -361,58 +379,6 @@ def _json_bytes(value: Any) -> bytes:
     return json.dumps(value, default=repr, ensure_ascii=False).encode("utf-8", "replace")
 
 
-async def serve(
-    upstream: Upstream | list[str],
-    settings: Settings | Callable[[], Settings],
-    *,
-    budget: int = DEFAULT_BUDGET,
-    start_timeout: float = DEFAULT_START_TIMEOUT,
-    streams: tuple[Any, Any] | None = None,
-    ready: Any = None,
-    process: Any = None,
-) -> None:
-    """Run the proxy until the client leaves (stdio, or the given server-side ``streams``).
-
-    The server is started (or connected to) at once, so it starts while the client connects;
-    its ``initialize`` waits for the client's, whose capabilities it carries."""
-    if not isinstance(upstream, Upstream):
-        upstream = Upstream(command=tuple(upstream))
-    if not upstream.remote and not upstream.command:
-        raise ParameterError("no downstream command: put it after --, e.g. proxy -- npx -y some-mcp-server")
-    failure: Exception | None = None
-    async with anyio.create_task_group() as group:
-        proxy = Proxy(upstream, None, group, budget=budget, start_timeout=start_timeout)
-        proxy.downstream.prestart(process)
-        await anyio.sleep(0)  # the server starts now; the rest of the set-up runs meanwhile
-        try:
-            proxy._settings = settings() if callable(settings) else settings
-        except StructureError as exc:  # a bad setting in the environment: said at start
-            failure = exc
-        else:
-            if ready is not None:
-                ready(proxy)
-            await _relay(proxy, streams)
-            if not proxy.initialized:
-                failure = await proxy.downstream.failed_start(LEAVING_CHECK)
-        await proxy.downstream.close()
-        group.cancel_scope.cancel()
-    if failure is not None:
-        raise failure
-
-
-async def _relay(proxy: Proxy, streams: tuple[Any, Any] | None) -> None:
-    if streams is None:
-        from pflow_structure.mcp.stdio import own_stdio
-
-        async with own_stdio() as (read_stream, write_stream):
-            await proxy.run(read_stream, write_stream)
-    else:  # the SDK's message streams (tests run the proxy in process this way)
-        from pflow_structure.mcp.compat import as_dicts
-
-        async with as_dicts(*streams) as (read_stream, write_stream):
-            await proxy.run(read_stream, write_stream)
-
-
 async def _warm_up() -> None:
     """Load the o200k vocabulary (about a second) and the modules a first answer needs while the
     client is still connecting; a call arriving meanwhile waits for the same load, not a second one."""
@@ -425,24 +391,3 @@ async def _warm_up() -> None:
         count_tokens("")
 
     await anyio.to_thread.run_sync(load)
-
-
-def run(
-    upstream: Upstream | list[str], settings: Settings | Callable[[], Settings], *, budget: int, start_timeout: float
-) -> None:
-    """Blocking entry point for the CLI: a stdio server is started first, before the event loop."""
-    process = None
-    command = upstream.command if isinstance(upstream, Upstream) else tuple(upstream)
-    if command and not (isinstance(upstream, Upstream) and upstream.remote):
-        from pflow_structure.mcp.prestart import start, take
-
-        process = take(list(command))  # started by the console entry point, before click loaded
-        if process is None:
-            with contextlib.suppress(OSError):  # else started again in serve, which says why it cannot
-                process = start(list(command))
-    try:
-        anyio.run(lambda: serve(upstream, settings, budget=budget, start_timeout=start_timeout, process=process))
-    except DownstreamError as exc:
-        raise StructureError(str(exc)) from None
-    except KeyboardInterrupt:
-        print("pflow-structure proxy: interrupted", file=sys.stderr)

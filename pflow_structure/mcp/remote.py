@@ -17,6 +17,7 @@ import re
 import shlex
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
+from http import HTTPStatus
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit, urlunsplit
@@ -27,6 +28,19 @@ TRANSPORTS = ("streamable-http", "sse")
 DEFAULT_TIMEOUT = 30.0
 _VARIABLE = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}")
 _HEADER_NAME = re.compile(r"[!#$%&'*+.^_`|~0-9A-Za-z-]+")  # an RFC 9110 token
+# How httpx, anyio and the OS word a failed connection (Linux, macOS and Windows spellings).
+_UNRESOLVED = re.compile(
+    r"Name or service not known|nodename nor servname|name resolution|getaddrinfo failed|No address associated"
+    r"|Errno -[235]\b|Errno 11001\b", re.IGNORECASE,
+)  # fmt: skip
+_REFUSED = re.compile(r"All connection attempts failed|Connection refused|Errno 111\b|Errno 61\b", re.IGNORECASE)
+_TLS = re.compile(r"\bSSL\b|\bTLS\b|certificate", re.IGNORECASE)
+_BROKEN = re.compile(
+    r"SSE stream ended|peer closed connection|Server disconnected|RemoteProtocolError|ReadError|Connection reset"
+    r"|Connection closed",
+    re.IGNORECASE,
+)  # fmt: skip  (each SDK release words a stream that broke under an answer its own way)
+_SLOW = re.compile(r"Timeout|timed out|in time\b|answered neither", re.IGNORECASE)
 
 
 @dataclass(frozen=True)
@@ -158,4 +172,62 @@ def auth_message(url: str, status: int, header_names: list[str]) -> str:
         f"the MCP server at {shown} {what}; {sent}. Fix: {fix}, e.g. "
         "--header 'Authorization: Bearer ${TOKEN}' with TOKEN set in the proxy's environment "
         "(OAuth-only servers: get a token from the vendor's settings page, see the README's Remote servers)"
+    )
+
+
+def diagnose(
+    url: str, transport: str, error: str, status: int | None, *, in_session: bool = False
+) -> tuple[str, str | None]:
+    """Why a connection to ``url`` failed, in a person's words, and what to check (None when there
+    is nothing specific to say). ``error`` is the failure in one line (an exception's type and
+    words), ``status`` the last HTTP error status the server answered (401 and 403 are said
+    elsewhere: :func:`auth_message`); ``in_session``: a session that worked was lost."""
+    parts = urlsplit(url)
+    host = parts.hostname or ""
+    try:
+        where = f"{host}:{parts.port or (443 if parts.scheme == 'https' else 80)}"
+    except ValueError:
+        where = host
+    if _UNRESOLVED.search(error):
+        return f"the host name {host} does not resolve ({error})", "the host name in --url (a typo? VPN or DNS?)"
+    if _REFUSED.search(error):
+        return (
+            f"nothing accepts connections at {where}",
+            "is the server running, and listening on that host and port? Is the port in --url right?",
+        )
+    if _TLS.search(error):
+        return (
+            f"the TLS handshake with {where} failed ({re.sub(r' [(]_ssl[.]c:[0-9]+[)]', '', error)})",
+            "http:// or https:// in --url (a server on this machine usually speaks plain http://), and whether "
+            "this machine trusts the server's certificate",
+        )
+    if _BROKEN.search(error):
+        return "the server closed the connection before it answered", None
+    if status is not None and status >= 400:
+        if in_session and status in (400, 404):  # what servers answer for a session id they do not know
+            return f"the server answered HTTP {status} for the session: it restarted, or the session expired", None
+        return _status(status, transport)
+    if _SLOW.search(error):
+        return error, (
+            "is the server up and reachable from here? If it is only slow, raise --timeout (--start-timeout for "
+            "the handshake)"
+        )
+    return error, None
+
+
+def _status(status: int, transport: str) -> tuple[str, str]:
+    try:
+        what = f"it answered HTTP {status} ({HTTPStatus(status).phrase})"
+    except ValueError:
+        what = f"it answered HTTP {status}"
+    if status >= 500 and status != 501:
+        return what, "the server's own logs or status page: it failed, or a gateway in front of it could not reach it"
+    if transport == "sse":
+        return what, (
+            "that --url is the server's event-stream endpoint (often .../sse); a server that speaks streamable "
+            "HTTP needs its endpoint (often .../mcp) without --transport sse"
+        )
+    return what, (
+        "that --url is the server's MCP endpoint (often .../mcp); a server that speaks only the older HTTP+SSE "
+        "transport needs --transport sse and its event-stream URL (often .../sse)"
     )

@@ -1,0 +1,107 @@
+"""Running ``pflow-structure proxy``: start the server behind it, relay until the client leaves.
+
+:func:`run` is the CLI's blocking entry point (a stdio server is started before the event loop);
+:func:`serve` runs one :class:`~pflow_structure.mcp.proxy.Proxy` over this process's stdin and
+stdout (or given streams). When the client closes its input, the calls still in flight are
+answered before the proxy exits, within the upstream's network timeout (30 s by default).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import sys
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+
+import anyio
+
+from pflow_structure.errors import ParameterError, StructureError
+from pflow_structure.mcp.answers import DEFAULT_BUDGET
+from pflow_structure.mcp.downstream import DEFAULT_START_TIMEOUT, DownstreamError
+from pflow_structure.mcp.proxy import Proxy
+from pflow_structure.mcp.remote import Upstream
+
+if TYPE_CHECKING:
+    from pflow_structure.settings import Settings
+
+__all__ = ["run", "serve"]
+
+LEAVING_CHECK = 2.0  # seconds to tell a command that failed from a client that left before initialize
+
+
+async def serve(
+    upstream: Upstream | list[str],
+    settings: Settings | Callable[[], Settings],
+    *,
+    budget: int = DEFAULT_BUDGET,
+    start_timeout: float = DEFAULT_START_TIMEOUT,
+    streams: tuple[Any, Any] | None = None,
+    ready: Any = None,
+    process: Any = None,
+) -> None:
+    """Run the proxy until the client leaves (stdio, or the given server-side ``streams``).
+
+    The server is started (or connected to) at once, so it starts while the client connects;
+    its ``initialize`` waits for the client's, whose capabilities it carries."""
+    if not isinstance(upstream, Upstream):
+        upstream = Upstream(command=tuple(upstream))
+    if not upstream.remote and not upstream.command:
+        raise ParameterError("no downstream command: put it after --, e.g. proxy -- npx -y some-mcp-server")
+    failure: Exception | None = None
+    async with anyio.create_task_group() as group:
+        proxy = Proxy(upstream, None, group, budget=budget, start_timeout=start_timeout)
+        proxy.downstream.prestart(process)
+        await anyio.sleep(0)  # the server starts now; the rest of the set-up runs meanwhile
+        try:
+            proxy._settings = settings() if callable(settings) else settings
+        except StructureError as exc:  # a bad setting in the environment: said at start
+            failure = exc
+        else:
+            if ready is not None:
+                ready(proxy)
+            await _relay(proxy, streams, upstream.timeout)
+            if not proxy.initialized:
+                failure = await proxy.downstream.failed_start(LEAVING_CHECK)
+        await proxy.downstream.close()
+        group.cancel_scope.cancel()
+    if failure is not None:
+        raise failure
+
+
+async def _relay(proxy: Proxy, streams: tuple[Any, Any] | None, finish_within: float) -> None:
+    """Relay until the client's input ends, then let the calls in flight be answered (for at most
+    ``finish_within`` seconds) while the output is still open: a client that closes its input
+    first and reads on still gets its answers."""
+    if streams is None:
+        from pflow_structure.mcp.stdio import own_stdio
+
+        async with own_stdio() as (read_stream, write_stream):
+            await proxy.run(read_stream, write_stream)
+            await proxy.finish(finish_within)
+    else:  # the SDK's message streams (tests run the proxy in process this way)
+        from pflow_structure.mcp.compat import as_dicts
+
+        async with as_dicts(*streams) as (read_stream, write_stream):
+            await proxy.run(read_stream, write_stream)
+            await proxy.finish(finish_within)
+
+
+def run(
+    upstream: Upstream | list[str], settings: Settings | Callable[[], Settings], *, budget: int, start_timeout: float
+) -> None:
+    """Blocking entry point for the CLI: a stdio server is started first, before the event loop."""
+    process = None
+    command = upstream.command if isinstance(upstream, Upstream) else tuple(upstream)
+    if command and not (isinstance(upstream, Upstream) and upstream.remote):
+        from pflow_structure.mcp.prestart import start, take
+
+        process = take(list(command))  # started by the console entry point, before click loaded
+        if process is None:
+            with contextlib.suppress(OSError):  # else started again in serve, which says why it cannot
+                process = start(list(command))
+    try:
+        anyio.run(lambda: serve(upstream, settings, budget=budget, start_timeout=start_timeout, process=process))
+    except DownstreamError as exc:
+        raise StructureError(str(exc)) from None
+    except KeyboardInterrupt:
+        print("pflow-structure proxy: interrupted", file=sys.stderr)
