@@ -227,10 +227,11 @@ def report(cases: list[Case], old: list[Case]) -> list[str]:
     every = filter_learn.samples(every_case)
     names = sorted({name for s in every for name in s.features})
     print(f"fitting without each of {len({c.family for c in every_case})} families ...", file=sys.stderr, flush=True)
-    held = filter_learn.leave_one_out(every_case, every, names, progress=False)
+    held = filter_learn.leave_one_out(every_case, every, names, progress=False, judge=cases)
     lines = [
-        f"Labelled: {len(cases)} new responses and {len(old)} of the old set, {len(held)} API families in all. "
-        "Learned score (weights and threshold fitted without the family, then judged on it):",
+        f"Labelled: {len(cases)} new responses ({len(held)} API families) and {len(old)} of the old set (fitted "
+        "on, not judged here). Learned score on the new set, weights and threshold fitted without the family "
+        "(its old-set files left out too), then judged on it:",
         "",
         "| Family | must-keep shown | must-drop hidden | must-keep findable by name | threshold chosen without it |",
         "|---|---|---|---|---|",
@@ -238,7 +239,7 @@ def report(cases: list[Case], old: list[Case]) -> list[str]:
     for family, (s, threshold) in sorted(held.items()):
         lines.append(_row(family, s, str(threshold)))
     lines += _summary("learned score", {family: s for family, (s, _) in held.items()})
-    lines.append(_row("learned score in-sample (the shipped weights), pooled", sum(map(learned, every_case), ZERO)))
+    lines.append(_row("learned score in-sample (the shipped weights), new set, pooled", sum(map(learned, cases), ZERO)))
     baseline, _ = leave_one_out(cases)
     lines += _summary("hand-made heuristic (grid-tuned), new set", {f: s for f, (s, _) in baseline.items()})
     lines.append(

@@ -144,14 +144,21 @@ def best_threshold(cases: Sequence[fe.Case], weights: Mapping[str, float]) -> fl
 
 
 def leave_one_out(
-    cases: Sequence[fe.Case], every: Sequence[Sample], names: Sequence[str], *, progress: bool = True
+    cases: Sequence[fe.Case],
+    every: Sequence[Sample],
+    names: Sequence[str],
+    *,
+    progress: bool = True,
+    judge: Sequence[fe.Case] | None = None,
 ) -> dict[str, tuple[fe.Score, float]]:
-    """Per family: its score with weights and threshold fitted on every other family."""
+    """Per family of ``judge`` (default ``cases``): its score with weights and threshold fitted on every
+    other family of ``cases``."""
     held: dict[str, tuple[fe.Score, float]] = {}
-    for family in sorted({case.family for case in cases}):
+    judge = cases if judge is None else judge
+    for family in sorted({case.family for case in judge}):
         weights = fit([s for s in every if s.family != family], names)
         threshold = best_threshold([c for c in cases if c.family != family], weights)
-        score = judged([c for c in cases if c.family == family], Model(weights, threshold))[family]
+        score = judged([c for c in judge if c.family == family], Model(weights, threshold))[family]
         held[family] = (score, threshold)
         if progress:
             keep, drop, found = fe.rates(score)

@@ -16,7 +16,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any, Literal, NamedTuple
 
 from pflow_structure.filtering import vocabulary
-from pflow_structure.filtering.features import Model, Places, field_features, learned_score
+from pflow_structure.filtering.features import Model, Places, field_features, learned_score, record_body
 from pflow_structure.filtering.options import DEFAULT_TARGET
 from pflow_structure.filtering.signals import DEFAULT_TUNING, Tuning, adjust
 from pflow_structure.filtering.tree import (
@@ -155,7 +155,7 @@ def _spread(
         key=lambda owner: len(nodes[owner].keys) + nodes[owner].path.count("["),
         default=-1,
     )
-    body = _record_body(ranked, nodes, records) if records >= 0 else -1
+    body = record_body(ranked, nodes, records) if records >= 0 else -1
     if records >= 0 and reweigh:
         # The records' own fields first; what a record holds (its files, its bot_profile) after.
         envelope = nodes[records].parent  # the object around the records: page, page_size, next
@@ -210,20 +210,6 @@ def _spread(
         if len(kept) >= target:
             break
     return kept
-
-
-def _record_body(ranked: list[int], nodes: list[_Node], records: int) -> int:
-    """The dict inside each record that holds at least half of the record's candidate fields, or -1."""
-    per_parent: dict[int, int] = {}
-    total = 0
-    for index in ranked:
-        if nodes[index].list_owner == records:
-            total += 1
-            parent = nodes[index].parent
-            if parent != records:
-                per_parent[parent] = per_parent.get(parent, 0) + 1
-    best = max(per_parent.items(), key=lambda item: item[1], default=(-1, 0))
-    return best[0] if best[1] * 2 >= total and best[1] >= MIN_ITEM_FIELDS else -1
 
 
 def _line_cost(nodes: list[_Node], index: int, structure: Mapping[str, Mapping[str, Any]]) -> float:
