@@ -218,3 +218,36 @@ def test_a_broken_or_hostile_decision_file_is_ignored(tmp_path: Path) -> None:
     blocked = DecisionCache(tmp_path / "file")
     (tmp_path / "file").write_text("a file where the directory should be")
     assert blocked.put("c" * 64, ["x"]) is False
+
+
+def test_the_shipped_weights_name_only_features_the_filter_computes() -> None:
+    """A renamed or dropped feature would leave a weight that never applies: refit with
+    ``python benchmarks/filter_learn.py --write``."""
+    from pflow_structure.filtering.features import Places, field_features
+    from pflow_structure.filtering.heuristic import _score
+    from pflow_structure.filtering.learned import MODEL
+    from pflow_structure.filtering.tree import _field_indices, _nodes
+
+    assert MODEL is not None and -5 < MODEL.threshold < 5
+    seen: set[str] = set()
+    for name in sorted(LABELS):
+        inferred = structure_of(name)
+        nodes = _nodes(inferred.structure)
+        indices = _field_indices(inferred.structure, nodes)
+        places = Places(nodes, indices)
+        signals = inferred.signals or {}
+        for index in indices:
+            path = nodes[index].path
+            base = _score(nodes[index].keys, nodes[index].noisy_above, inferred.structure[path], signals.get(path))
+            seen |= set(field_features(index, nodes[index], inferred.structure[path], signals.get(path), places, base))
+    structural = {name for name in MODEL.weights if ":" not in name}
+    assert structural - seen == set()
+    assert {name.split(":", 1)[0] for name in MODEL.weights if ":" in name} <= {"w", "p", "wk"}
+
+
+def test_the_hand_made_heuristic_is_still_there_without_the_learned_score() -> None:
+    inferred = structure_of("github__list_issues.json")
+    hand = choose_fields(inferred.structure, signals=inferred.signals, model=None)
+    learned = choose_fields(inferred.structure, signals=inferred.signals)
+    assert "result[0].title" in hand.kept_fields and "result[0].title" in learned.kept_fields
+    assert hand.scores["result[0].title"] != learned.scores["result[0].title"]  # another scale: not the same score
