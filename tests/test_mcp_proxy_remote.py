@@ -227,8 +227,29 @@ def test_server_everything_behind_the_proxy_over_http(transport: str) -> None:
     # (no tool of 2026.8.31 changes its tool list later); over streamable HTTP that is before any client
     # has its event stream open, so no client gets it (the SDK's client connected directly does not
     # either): the stdio and SSE runs check tools/list_changed; all three check a resources/list_changed
-    # sent mid-session.
+    # sent mid-session, and the next test a tools/list_changed sent mid-session over streamable HTTP.
     check_everything(found, seen_box[0], list_changed=transport == "sse")
+
+
+def test_a_tool_added_mid_session_over_streamable_http_reaches_the_client_as_a_list_change() -> None:
+    """server-everything changes its tools at initialisation only; the SDK's own server adds one when
+    asked, mid-session, and the proxy tells its client, whose next tools/list has it (with ours after)."""
+    port = free_port()
+    command = [sys.executable, str(REPO / "tests" / "servers" / "list_changing_server.py"), str(port)]
+
+    async def work(client: Any, seen: Seen) -> Any:
+        before = [tool.name for tool in (await client.list_tools()).tools]
+        answer = plain(await client.call_tool("add_tool", {}))
+        changed = await seen.until(lambda: "notifications/tools/list_changed" in seen.methods, 10)
+        after = [tool.name for tool in (await client.list_tools()).tools]
+        return before, texts(answer), changed, after
+
+    with started(command, port):
+        before, answer, changed, after = through_proxy(["--url", f"http://127.0.0.1:{port}/mcp"], work)
+    assert before == ["add_tool", "read_fields", "edit_fields"]
+    assert answer == ["added a tool"] and changed is True
+    assert after == ["add_tool", "added", "read_fields", "edit_fields"]
+    assert failures() == []
 
 
 def test_server_everything_behind_the_proxy_over_stdio() -> None:
