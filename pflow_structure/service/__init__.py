@@ -229,8 +229,7 @@ def describe_stored(
         result["filter"] = chosen.method
         result["hidden_fields"] = max(0, inferred.field_count - chosen.kept_fields)
         result["filter_note"] = (
-            f"{result['hidden_fields']} fields hidden: --all-fields (MCP: all_fields) lists them, "
-            "read_fields reads any path"
+            f"{result['hidden_fields']} fields hidden: --all-fields (all_fields) lists them"
         )
         if chosen.hidden:
             result["hidden"] = chosen.hidden
