@@ -149,7 +149,7 @@ def test_probe_json_output_is_our_structure_dict(isolated_cache: Path, pflow_str
     assert result["node_type"] == "read-file"
     assert result["structure"]["content"] == {"type": "str", "length": 100, "avg_length": 472892, "json": "list"}
     assert result["structure"]["content[0].title"] == {"type": "str", "avg_length": 41}
-    assert (result["field_count"], result["original_field_count"], result["filter"]) == (22, 111, "heuristic")
+    assert (result["field_count"], result["original_field_count"], result["filter"]) == (25, 111, "heuristic")
     assert (isolated_cache / f"{result['execution_id']}.json").exists()
     assert "outputs" not in result  # pflow's own JSON carries every value
 
