@@ -251,3 +251,15 @@ def test_the_hand_made_heuristic_is_still_there_without_the_learned_score() -> N
     learned = choose_fields(inferred.structure, signals=inferred.signals)
     assert "result[0].title" in hand.kept_fields and "result[0].title" in learned.kept_fields
     assert hand.scores["result[0].title"] != learned.scores["result[0].title"]  # another scale: not the same score
+
+
+def test_when_no_field_reaches_the_learned_threshold_the_best_few_are_shown_not_everything() -> None:
+    """60 levels of ``levelN``/``sibN`` score below the threshold everywhere: the view still filters."""
+    deep: dict[str, Any] = {"leaf": 1}
+    for i in range(60):
+        deep = {f"level{i}": deep, f"sib{i}": i}
+    inferred = infer_structure({"result": deep})
+    assert inferred.field_count > 50
+    outcome = filter_structure(inferred.structure, inferred.field_count, "read-json", FilterOptions())
+    assert outcome.filtered and 1 <= outcome.kept_fields <= 5
+    assert outcome.hidden  # and the rest is named

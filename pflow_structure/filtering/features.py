@@ -1,11 +1,13 @@
 """What the filter can see of one field on any API, as named features for a learned score.
 
 Each field of a structure (see :func:`pflow_structure.filtering.tree.fields_of`) gets a few
-numbers, none of them a value: what its name reads like (the vocabulary's score, an id, a url,
-a time, a flag), its type and lengths, where it stands (depth, inside the main list of records,
-beside it, its place among its siblings, how often it is present), what inference counted of its
-values (constant, all different, a category, token-like) and whether its object has a name of
-its own. :mod:`pflow_structure.filtering.learned` holds weights fitted on labelled responses by
+numbers, none of them a value: what its name reads like (the vocabulary's score, an id, a url, a
+time, a flag, the words of the name and of its parent), its type and lengths, where it stands
+(depth, inside the main list of records, beside it, its place among its siblings, how often it
+is present), what inference counted of its values (constant, all different, a category,
+token-like; ``link``: the prefix every value shares is a link to an API or to a web page, a
+two-way category, never shown) and whether its object has a name of its own.
+:mod:`pflow_structure.filtering.learned` holds weights fitted on labelled responses by
 ``benchmarks/filter_learn.py``; the score of a field is their sum over its features.
 """
 

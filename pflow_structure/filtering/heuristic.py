@@ -17,7 +17,7 @@ from typing import Any, Literal, NamedTuple
 
 from pflow_structure.filtering import vocabulary
 from pflow_structure.filtering.features import Model, Places, field_features, learned_score, record_body
-from pflow_structure.filtering.options import DEFAULT_TARGET
+from pflow_structure.filtering.options import DEFAULT_TARGET, DEFAULT_THRESHOLD
 from pflow_structure.filtering.signals import DEFAULT_TUNING, Tuning, adjust
 from pflow_structure.filtering.tree import (
     _field_indices,
@@ -289,6 +289,9 @@ def choose_fields(
         scores = _learned(structure, nodes, indices, found, scores, model)
         floor = 0.0
     ranked = sorted((index for index in indices if scores[index] >= floor), key=lambda index: (-scores[index], index))
+    if not ranked and model is not None and len(indices) > DEFAULT_THRESHOLD:
+        # nothing reached the threshold in a long structure: the best few, rather than all of it unfiltered
+        ranked = sorted(indices, key=lambda index: (-scores[index], index))[:MAX_ITEM_FIELDS]
     if keep is None:
         kept = _spread(ranked, nodes, structure, target, scores, tuning, reweigh=model is None)
     else:

@@ -228,9 +228,7 @@ def describe_stored(
     if chosen.filtered:
         result["filter"] = chosen.method
         result["hidden_fields"] = max(0, inferred.field_count - chosen.kept_fields)
-        result["filter_note"] = (
-            f"{result['hidden_fields']} fields hidden: --all-fields (all_fields) lists them"
-        )
+        result["filter_note"] = f"{result['hidden_fields']} fields hidden: --all-fields (all_fields) lists them"
         if chosen.hidden:
             result["hidden"] = chosen.hidden
     if inferred.omitted_paths and not chosen.filtered:

@@ -22,7 +22,7 @@ DISTINCT_CAP = 64
 # A string longer than this is counted by its hash, not kept.
 _DISTINCT_KEEP_CHARS = 64
 # A common prefix is followed over at most this many characters.
-_PREFIX_CHARS = 12
+_PREFIX_CHARS = 40  # enough for a link's host and first path segment (https://gitlab.com/api/)
 # An id or a hash: letters and digits (and _ -), at least 6 characters, a digit somewhere.
 _TOKEN_SHAPE = re.compile(r"(?=[^\d]*\d)[A-Za-z0-9_\-]{6,80}\Z")
 
