@@ -13,6 +13,8 @@ variable                            meaning                                  def
 ``PFLOW_STRUCTURE_PFLOW_REGISTRY``  pflow's node registry (read only)         ~/.pflow/registry.json
 ``PFLOW_STRUCTURE_MAX_REFERENCE_SIZE`` most bytes ``${exec-ID:PATH}`` puts     20MB
                                     into one call's arguments
+``PFLOW_STRUCTURE_MAX_MESSAGE_SIZE`` longest JSON-RPC line the proxy reads  256MB
+                                    (from its client or a stdio server)
 ==================================  =======================================  ==============
 """
 
@@ -44,6 +46,8 @@ ENV_FAILURE_LOG = "PFLOW_STRUCTURE_FAILURE_LOG"
 ENV_WORKFLOWS_DIR = "PFLOW_STRUCTURE_WORKFLOWS_DIR"
 ENV_PFLOW_REGISTRY = "PFLOW_STRUCTURE_PFLOW_REGISTRY"
 ENV_MAX_REFERENCE_SIZE = "PFLOW_STRUCTURE_MAX_REFERENCE_SIZE"
+ENV_MAX_MESSAGE_SIZE = "PFLOW_STRUCTURE_MAX_MESSAGE_SIZE"
+DEFAULT_MAX_MESSAGE_BYTES = 256 * 1024**2
 ENV_FILTER = "PFLOW_STRUCTURE_FILTER"
 ENV_FILTER_THRESHOLD = "PFLOW_STRUCTURE_FILTER_THRESHOLD"
 ENV_FILTER_TARGET = "PFLOW_STRUCTURE_FILTER_TARGET"
@@ -164,6 +168,7 @@ class Settings:
         """Settings from the environment; ``cache_dir`` (the CLI's --cache-dir) wins over the variable."""
         env = os.environ if env is None else env
         base = cls()
+        cls.max_message_bytes(env)  # a bad value is said at start, not when the first long line comes
         chosen_dir = cache_dir or env.get(ENV_CACHE_DIR)
         return cls(
             cache_dir=Path(chosen_dir).expanduser() if chosen_dir else base.cache_dir,
@@ -181,6 +186,13 @@ class Settings:
             if env.get(ENV_MAX_REFERENCE_SIZE)
             else base.max_reference_bytes,
         )
+
+    @staticmethod
+    def max_message_bytes(env: Mapping[str, str] | None = None) -> int:
+        """The longest line of JSON-RPC the proxy reads over stdio (``PFLOW_STRUCTURE_MAX_MESSAGE_SIZE``)."""
+        env = os.environ if env is None else env
+        text = env.get(ENV_MAX_MESSAGE_SIZE)
+        return parse_size(text, ENV_MAX_MESSAGE_SIZE) if text else DEFAULT_MAX_MESSAGE_BYTES
 
     def cache(self) -> CacheBackend:
         """The execution cache: Redis when ``cache_url`` is set (this host's directory keeps what Redis

@@ -10,6 +10,11 @@ leaving it closes the process's stdin, waits, then terminates the group (an ``np
 and the server it started alike). :func:`own_stdio` does the same for this process's own
 stdin and stdout; while it runs, anything else printed to stdout goes to stderr, so a stray
 print cannot corrupt the protocol.
+
+A line longer than ``PFLOW_STRUCTURE_MAX_MESSAGE_SIZE`` (256 MB) is not kept in memory: it is
+dropped as it arrives, and when its first bytes name a request id, that request is answered with
+an error that says the size and the setting (:class:`_Splitter`). Without the limit, a client
+that writes without a newline grows the proxy by gigabytes a minute.
 """
 
 from __future__ import annotations
@@ -18,12 +23,13 @@ import contextlib
 import json
 import math
 import os
+import re
 import signal
 import subprocess
 import sys
 import weakref
 from collections.abc import AsyncIterator
-from typing import Any
+from typing import Any, NamedTuple
 
 import anyio
 
@@ -93,21 +99,128 @@ def decode(line: bytes) -> dict[str, Any] | None:
     return found if isinstance(found, dict) else None
 
 
-async def _lines(receive: Any, sink: Any) -> None:
-    """Split the byte chunks from ``receive`` into messages for ``sink``; close ``sink`` at the end."""
-    pending: list[bytes] = []
+HEAD = 4096  # bytes of each end of an over-long line kept to find its id
+_ID = rb'"id"\s*:\s*(-?\d{1,18}|"(?:[^"\\]|\\.){0,256}")'
+# the id of a JSON-RPC message: before any nested value (Python's SDK writes it there), or last
+# (TypeScript's writes {"result":...,"jsonrpc":"2.0","id":2}); a nested object's id ends in "}}"
+_EARLY_ID = re.compile(rb"\A\s*\{[^{}\[\]]*?" + _ID + rb"\s*[,}]")
+_LATE_ID = re.compile(rb"[,{]\s*" + _ID + rb"\s*\}\s*\Z")
+
+
+class TooLong(NamedTuple):
+    """A line over the limit, dropped: its size and, when its first bytes name it, its id."""
+
+    size: int
+    id: Any
+
+
+class _Splitter:
+    """Byte chunks in, complete lines out, never holding more than ``limit`` bytes of one line."""
+
+    def __init__(self, limit: int) -> None:
+        self.limit = limit
+        self.pending: list[bytes] = []
+        self.held = 0
+        self.dropping: TooLong | None = None  # the line being dropped, with what it has cost so far
+        self.head = b""
+        self.tail = b""
+
+    def feed(self, chunk: bytes) -> list[bytes | TooLong]:
+        out: list[bytes | TooLong] = []
+        parts = chunk.split(b"\n")
+        for number, part in enumerate(parts):
+            last = number == len(parts) - 1
+            self._take(part)
+            if not last:
+                out.append(self._end())
+        return [line for line in out if not (isinstance(line, bytes) and not line)]
+
+    def rest(self) -> list[bytes | TooLong]:
+        """At the end of the input: the last line, when it has no newline after it."""
+        return [self._end()] if any(self.pending) or self.dropping is not None else []
+
+    def _take(self, part: bytes) -> None:
+        if self.dropping is not None:
+            self.dropping = self.dropping._replace(size=self.dropping.size + len(part))
+            self.tail = (self.tail + part[-HEAD:])[-HEAD:]
+            return
+        if self.held + len(part) <= self.limit:
+            self.pending.append(part)
+            self.held += len(part)
+            return
+        head = b"".join(self.pending)[:HEAD]
+        if len(head) < HEAD:
+            head += part[: HEAD - len(head)]
+        self.head, self.tail, self.pending = head, part[-HEAD:], []
+        self.dropping = TooLong(self.held + len(part), None)
+        self.held = 0
+
+    def _end(self) -> bytes | TooLong:
+        if self.dropping is not None:
+            found = _EARLY_ID.match(self.head) or _LATE_ID.search(self.tail)
+            dropped = self.dropping._replace(id=json.loads(found.group(1)) if found else None)
+            self.dropping, self.head, self.tail = None, b"", b""
+            return dropped
+        line = b"".join(self.pending)
+        self.pending, self.held = [], 0
+        return line
+
+
+def too_long_text(dropped: TooLong, limit: int, source: str) -> str:
+    """What the log and the answer say of a dropped line; ``source``: "client" or "server"."""
+    instead = "Pass large values by reference (${exec-ID:PATH}) or raise" if source == "client" else "Raise"
+    return (
+        f"pflow-structure proxy: a message from the {source} was {_size(dropped.size)}, over the "
+        f"{_size(limit)} limit, and was dropped, not passed on. {instead} PFLOW_STRUCTURE_MAX_MESSAGE_SIZE "
+        "(e.g. 1GB)."
+    )
+
+
+def _size(count: int) -> str:
+    for unit, step in (("GB", 1024**3), ("MB", 1024**2), ("KB", 1024)):
+        if count >= step:
+            return f"{count / step:.1f} {unit}".replace(".0 ", " ")
+    return f"{count} bytes"
+
+
+def _error(request_id: Any, text: str, code: int) -> dict[str, Any]:
+    return {"jsonrpc": "2.0", "id": request_id, "error": {"code": code, "message": text}}
+
+
+def _limit() -> int:
+    from pflow_structure.errors import ParameterError
+    from pflow_structure.settings import DEFAULT_MAX_MESSAGE_BYTES, Settings
+
+    try:
+        return Settings.max_message_bytes()
+    except ParameterError:  # said at start, where the settings are read (Settings.from_env)
+        return DEFAULT_MAX_MESSAGE_BYTES
+
+
+async def _then_end(receive: Any) -> AsyncIterator[bytes | None]:
+    async for chunk in receive:
+        yield chunk
+    yield None
+
+
+async def _lines(receive: Any, sink: Any, limit: int | None = None) -> None:
+    """Split the byte chunks from ``receive`` (a server's stdout) into messages for ``sink``; close
+    ``sink`` at the end. An answer over ``limit`` reaches ``sink`` as an error for its request."""
+    limit = _limit() if limit is None else limit
+    splitter = _Splitter(limit)
     async with sink:
         with contextlib.suppress(anyio.EndOfStream, anyio.ClosedResourceError, anyio.BrokenResourceError):
-            async for chunk in receive:
-                parts = chunk.split(b"\n")
-                if len(parts) == 1:
-                    pending.append(chunk)
-                    continue
-                for line in [b"".join([*pending, parts[0]]), *parts[1:-1]]:
+            async for chunk in _then_end(receive):
+                for line in splitter.feed(chunk) if chunk is not None else splitter.rest():
+                    if isinstance(line, TooLong):
+                        text = too_long_text(line, limit, "server")
+                        print(text, file=sys.stderr, flush=True)
+                        if line.id is not None:  # the request waiting for it gets an error
+                            await sink.send(_error(line.id, text, -32603))
+                        continue
                     message = decode(line)
                     if message is not None:
                         await sink.send(message)
-                pending = [parts[-1]]
 
 
 async def _write_all(source: Any, write: Any) -> None:
@@ -186,13 +299,26 @@ async def own_stdio() -> AsyncIterator[tuple[Any, Any]]:
     incoming_send, incoming = anyio.create_memory_object_stream[Any](BUFFER)
     outgoing, outgoing_receive = anyio.create_memory_object_stream[Any](BUFFER)
 
+    limit = _limit()
+
     async def read() -> None:
+        splitter = _Splitter(limit)
         async with incoming_send:
             with contextlib.suppress(anyio.ClosedResourceError, anyio.BrokenResourceError):
-                async for line in stdin:
-                    message = decode(line)
-                    if message is not None:
-                        await incoming_send.send(message)
+                while True:
+                    chunk = await stdin.read1(CHUNK)
+                    for line in splitter.feed(chunk) if chunk else splitter.rest():
+                        if isinstance(line, TooLong):  # answered here: the proxy never sees it
+                            text = too_long_text(line, limit, "client")
+                            print(text, file=sys.stderr, flush=True)
+                            if line.id is not None:
+                                await outgoing.send(_error(line.id, text, -32600))
+                            continue
+                        message = decode(line)
+                        if message is not None:
+                            await incoming_send.send(message)
+                    if not chunk:
+                        break
 
     async def write(data: bytes) -> None:
         await stdout.write(data)

@@ -1,0 +1,179 @@
+"""The proxy's stdio transport never holds more than PFLOW_STRUCTURE_MAX_MESSAGE_SIZE of one line.
+
+Before the limit, a client that wrote without a newline grew the proxy by gigabytes a minute (a
+line was read whole before it was parsed). Now an over-long line is dropped as it arrives; the
+request it carried (when its first bytes name an id) gets an error saying the size and the
+setting, and the session goes on. Real processes: the proxy over stdio, in front of our echo
+server and of the real server-filesystem.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import select
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import IO, Any
+
+import pytest
+
+from pflow_structure.mcp.stdio import TooLong, _Splitter
+from tests.conftest import REPO
+from tests.test_mcp_proxy import PROXY, npm_server
+
+ECHO = [sys.executable, str(REPO / "tests" / "servers" / "echo_mcp_server.py")]
+INITIALIZE = {
+    "jsonrpc": "2.0", "id": 1, "method": "initialize",
+    "params": {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}},
+}  # fmt: skip
+
+
+class Session:
+    """A proxy process driven line by line; every read is bounded by the pipe's answer or the timeout."""
+
+    def __init__(self, command: list[str], limit: str, cache: Path) -> None:
+        env = dict(os.environ, PFLOW_STRUCTURE_MAX_MESSAGE_SIZE=limit, PFLOW_STRUCTURE_CACHE_DIR=str(cache))
+        self.process = subprocess.Popen(
+            [*PROXY, "--", *command], stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env,
+            bufsize=0,
+        )  # fmt: skip
+        self.buffer = b""
+        assert self.process.stdin is not None and self.process.stdout is not None
+        self.stdin: IO[bytes] = self.process.stdin
+        self.stdout: IO[bytes] = self.process.stdout
+        self.send(INITIALIZE)
+        assert self.answer()["id"] == 1
+        self.send({"jsonrpc": "2.0", "method": "notifications/initialized"})
+
+    def send(self, message: dict[str, Any]) -> None:
+        self.write((json.dumps(message) + "\n").encode())
+
+    def write(self, data: bytes) -> None:
+        self.stdin.write(data)
+        self.stdin.flush()
+
+    def answer(self, timeout: float = 60.0) -> dict[str, Any]:
+        deadline = time.monotonic() + timeout
+        while b"\n" not in self.buffer:
+            left = deadline - time.monotonic()
+            assert left > 0 and select.select([self.stdout], [], [], left)[0], f"no answer within {timeout} s"
+            chunk = os.read(self.stdout.fileno(), 65536)
+            assert chunk, "the proxy closed its output"
+            self.buffer += chunk
+        line, _, self.buffer = self.buffer.partition(b"\n")
+        return json.loads(line)
+
+    def close(self) -> str:
+        self.stdin.close()
+        try:
+            self.process.wait(timeout=30)
+        finally:
+            self.process.kill()
+        return self.process.stderr.read().decode()  # type: ignore[union-attr]
+
+
+@pytest.fixture
+def echo(tmp_path: Path) -> Any:
+    session = Session(ECHO, "64KB", tmp_path / "cache")
+    yield session
+    session.close()
+
+
+def _call(request_id: int, arguments: dict[str, Any], name: str = "echo") -> dict[str, Any]:
+    return {"jsonrpc": "2.0", "id": request_id, "method": "tools/call", "params": {"name": name, "arguments": arguments}}
+
+
+def test_a_request_over_the_limit_gets_an_error_naming_the_size_and_the_setting_and_the_session_goes_on(
+    tmp_path: Path,
+) -> None:
+    session = Session(ECHO, "64KB", tmp_path / "cache")
+    session.send(_call(2, {"text": "x" * 200_000}))
+    refused = session.answer()
+    assert refused == {
+        "jsonrpc": "2.0",
+        "id": 2,
+        "error": {
+            "code": -32600,
+            "message": "pflow-structure proxy: a message from the client was 195.4 KB, over the 64 KB limit, and "
+            "was dropped, not passed on. Pass large values by reference (${exec-ID:PATH}) or raise "
+            "PFLOW_STRUCTURE_MAX_MESSAGE_SIZE (e.g. 1GB).",
+        },
+    }
+    session.send(_call(3, {}, "calls"))  # the echo server never saw request 2
+    assert session.answer()["result"]["content"][0]["text"] == "0 calls before"
+    session.send(_call(4, {"text": "y" * 60_000}))  # under the limit: passed on (its echo is cached: too large)
+    assert "result" in session.answer()
+    session.send(_call(5, {}, "calls"))
+    assert session.answer()["result"]["content"][0]["text"] == "1 calls before"
+    stderr = session.close()
+    assert stderr.count("a message from the client was 195.4 KB") == 1
+
+
+def test_an_endless_line_without_a_newline_is_dropped_as_it_arrives_and_the_next_line_is_read(echo: Session) -> None:
+    for _ in range(160):  # 10 MB of NUL bytes, no newline: 160 times the limit
+        echo.write(b"\x00" * 65_536)
+    echo.write(b"\n")
+    echo.send(_call(5, {}, "calls"))
+    assert echo.answer() == {
+        "jsonrpc": "2.0", "id": 5, "result": {"content": [{"type": "text", "text": "0 calls before"}], "isError": False}
+    }  # fmt: skip  # nothing answered the NUL line: it named no id
+
+
+def test_an_answer_over_the_limit_from_a_stdio_server_is_an_error_for_its_request(tmp_path: Path) -> None:
+    big = tmp_path / "big.txt"
+    big.write_text("line of text\n" * 20_000, encoding="utf-8")  # 260 KB
+    small = tmp_path / "small.txt"
+    small.write_text("hello", encoding="utf-8")
+    session = Session([npm_server("mcp-server-filesystem"), str(tmp_path)], "64KB", tmp_path / "cache")
+    session.send(_call(2, {"path": str(big)}, "read_text_file"))
+    refused = session.answer()
+    assert refused["id"] == 2
+    # the text twice (content and structuredContent), each newline escaped: 547 KB
+    assert re.fullmatch(
+        r"pflow-structure proxy: a message from the server was 5\d\d KB, over the 64 KB limit, and was dropped, "
+        r"not passed on\. Raise PFLOW_STRUCTURE_MAX_MESSAGE_SIZE \(e\.g\. 1GB\)\.",
+        refused["error"]["message"],
+    ), refused
+    session.send(_call(3, {"path": str(small)}, "read_text_file"))
+    assert session.answer()["result"]["content"][0]["text"] == "hello"
+    session.close()
+
+
+def test_a_bad_limit_is_said_at_start_with_the_fix(tmp_path: Path) -> None:
+    env = dict(os.environ, PFLOW_STRUCTURE_MAX_MESSAGE_SIZE="lots", PFLOW_STRUCTURE_CACHE_DIR=str(tmp_path))
+    done = subprocess.run(
+        [*PROXY, "--", *ECHO], input=(json.dumps(INITIALIZE) + "\n").encode(), capture_output=True, env=env, timeout=60
+    )
+    assert done.returncode != 0
+    assert "PFLOW_STRUCTURE_MAX_MESSAGE_SIZE='lots' is not a size; use bytes or a unit, e.g. 500MB or 2GB" in (
+        done.stderr.decode()
+    )
+
+
+@pytest.mark.parametrize("size", [1, 2, 3, 7, 64])
+def test_the_splitter_gives_the_same_lines_whatever_the_chunk_size(size: int) -> None:
+    data = (
+        b'{"a":1}\n\n{"jsonrpc":"2.0","id":"r-9","params":{"v":"' + b"z" * 40 + b'"}}\n{"b":2}\n'
+        + b'{"result":{"v":"' + b"z" * 40 + b'"},"jsonrpc":"2.0","id":12}\n'  # the TypeScript SDK's order
+        + b'{"result":{"v":"' + b"z" * 40 + b'","id":5}}\n'  # an inner id is not the message's
+        + b'{"c":3}'
+    )
+    splitter = _Splitter(30)
+    lines: list[bytes | TooLong] = []
+    for start in range(0, len(data), size):
+        lines.extend(splitter.feed(data[start : start + size]))
+    lines.extend(splitter.rest())
+    assert lines == [b'{"a":1}', TooLong(86, "r-9"), b'{"b":2}', TooLong(83, 12), TooLong(66, None), b'{"c":3}']
+    assert splitter.held == 0 and splitter.pending == []
+
+
+def test_the_splitter_keeps_at_most_the_limit_of_a_line() -> None:
+    splitter = _Splitter(1000)
+    for _ in range(1000):
+        assert splitter.feed(b"q" * 999) == []
+        assert splitter.held <= 1000 and sum(map(len, splitter.pending)) <= 1000
+    assert splitter.feed(b"\n") == [TooLong(999_000, None)]
