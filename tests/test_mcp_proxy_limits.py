@@ -2,8 +2,8 @@
 
 Before the limit, a client that wrote without a newline grew the proxy by gigabytes a minute (a
 line was read whole before it was parsed). Now an over-long line is dropped as it arrives; the
-request it carried (when its first bytes name an id) gets an error saying the size and the
-setting, and the session goes on. Real processes: the proxy over stdio, in front of our echo
+peer waiting for it (when either end of the line names its id) gets an error saying the size and
+the setting, and the session goes on. Real processes: the proxy over stdio, in front of our echo
 server and of the real server-filesystem.
 """
 
@@ -11,8 +11,10 @@ from __future__ import annotations
 
 import json
 import os
+import random
 import re
 import select
+import signal
 import subprocess
 import sys
 import time
@@ -84,7 +86,8 @@ def echo(tmp_path: Path) -> Any:
 
 
 def _call(request_id: int, arguments: dict[str, Any], name: str = "echo") -> dict[str, Any]:
-    return {"jsonrpc": "2.0", "id": request_id, "method": "tools/call", "params": {"name": name, "arguments": arguments}}
+    params = {"name": name, "arguments": arguments}
+    return {"jsonrpc": "2.0", "id": request_id, "method": "tools/call", "params": params}
 
 
 def test_a_request_over_the_limit_gets_an_error_naming_the_size_and_the_setting_and_the_session_goes_on(
@@ -157,23 +160,114 @@ def test_a_bad_limit_is_said_at_start_with_the_fix(tmp_path: Path) -> None:
 @pytest.mark.parametrize("size", [1, 2, 3, 7, 64])
 def test_the_splitter_gives_the_same_lines_whatever_the_chunk_size(size: int) -> None:
     data = (
-        b'{"a":1}\n\n{"jsonrpc":"2.0","id":"r-9","params":{"v":"' + b"z" * 40 + b'"}}\n{"b":2}\n'
-        + b'{"result":{"v":"' + b"z" * 40 + b'"},"jsonrpc":"2.0","id":12}\n'  # the TypeScript SDK's order
-        + b'{"result":{"v":"' + b"z" * 40 + b'","id":5}}\n'  # an inner id is not the message's
+        b'{"a":1}\n\n{"jsonrpc":"2.0","id":"r-9","method":"m","params":{"v":"'
+        + b"z" * 40
+        + b'"}}\n{"b":2}\n'
+        + b'{"result":{"v":"'
+        + b"z" * 40
+        + b'"},"jsonrpc":"2.0","id":12}\n'  # the TypeScript SDK's order
+        + b'{"result":{"v":"'
+        + b"z" * 40
+        + b'","id":5}}\n'  # an inner id is not the message's
+        + b'{"id":7,"v":"'
+        + b"z" * 40
+        + b'"}\n'  # neither a request nor an answer: its id is not used
+        + b'{"jsonrpc":"2.0","id":01,"method":"m","params":"'
+        + b"z" * 40
+        + b'"}\n'  # not an id JSON reads
         + b'{"c":3}'
     )
     splitter = _Splitter(30)
-    lines: list[bytes | TooLong] = []
+    lines: list[Any] = []
     for start in range(0, len(data), size):
         lines.extend(splitter.feed(data[start : start + size]))
     lines.extend(splitter.rest())
-    assert lines == [b'{"a":1}', TooLong(86, "r-9"), b'{"b":2}', TooLong(83, 12), TooLong(66, None), b'{"c":3}']
-    assert splitter.held == 0 and splitter.pending == []
+    assert lines == [
+        b'{"a":1}',
+        TooLong(99, "r-9", request=True),
+        b'{"b":2}',
+        TooLong(83, 12),
+        TooLong(66, None),
+        TooLong(55, None),
+        TooLong(90, None, request=True),
+        b'{"c":3}',
+    ]
+    assert splitter.pending == bytearray()
+
+
+def test_the_splitter_against_split_on_random_lines_and_chunks() -> None:
+    """Requests (id first), answers (id last, as TypeScript writes them) and plain lines, under and
+    over a small limit, cut into random chunks: every line under the limit comes out whole, every
+    other one as TooLong with its size and, for a request or an answer, its id."""
+    rng = random.Random(20261125)
+    for trial in range(3000):
+        limit = rng.randint(5, 60)
+        lines = []
+        for _ in range(rng.randint(0, 6)):
+            body = b"x" * rng.randint(0, 90)
+            kind = rng.random()
+            if kind < 0.3:
+                lines.append(b'{"jsonrpc":"2.0","id":%d,"method":"m","params":{"v":"%s"}}' % (trial, body))
+            elif kind < 0.6:
+                lines.append(b'{"result":{"v":"%s"},"jsonrpc":"2.0","id":%d}' % (body, trial))
+            else:
+                lines.append(body)
+        data = b"\n".join(lines) + (b"\n" if rng.random() < 0.5 else b"")
+        splitter = _Splitter(limit)
+        out: list[Any] = []
+        start = 0
+        while start < len(data):
+            step = rng.randint(0, 12)
+            out.extend(splitter.feed(data[start : start + step]))
+            start += step
+        out.extend(splitter.rest())
+        expected: list[Any] = []
+        for line in data.split(b"\n"):
+            if len(line) > limit:
+                request, answer = line.startswith(b'{"jsonrpc"'), line.startswith(b'{"result"')
+                expected.append(TooLong(len(line), trial if request or answer else None, request))
+            elif line:
+                expected.append(line)
+        assert out == expected, (limit, data)
 
 
 def test_the_splitter_keeps_at_most_the_limit_of_a_line() -> None:
     splitter = _Splitter(1000)
     for _ in range(1000):
         assert splitter.feed(b"q" * 999) == []
-        assert splitter.held <= 1000 and sum(map(len, splitter.pending)) <= 1000
+        assert len(splitter.pending) <= 1000
     assert splitter.feed(b"\n") == [TooLong(999_000, None)]
+
+
+@pytest.mark.parametrize("after", [0.0, 2.0])
+def test_sigterm_stops_the_proxy_and_a_server_that_ignores_its_closed_stdin(tmp_path: Path, after: float) -> None:
+    """What a client does to a server that did not exit: SIGTERM. Python's default was to die at once,
+    which left a server that does not read its stdin running without a parent. ``after`` 0: while the
+    proxy still loads (prestart's handler); 2 s: once it relays (the proxy's own)."""
+    pid_file = tmp_path / "server.pid"
+    server = [sys.executable, "-c", f"import os, time; open({str(pid_file)!r}, 'w').write(str(os.getpid())); "
+              "time.sleep(600)"]  # fmt: skip
+    process = subprocess.Popen(
+        [*PROXY, "--", *server], stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE
+    )
+    try:
+        for _ in range(300):
+            if pid_file.exists() and pid_file.read_text():
+                break
+            time.sleep(0.1)
+        server_pid = int(pid_file.read_text())
+        time.sleep(after)
+        process.send_signal(signal.SIGTERM)
+        assert process.wait(timeout=30) == 128 + signal.SIGTERM
+        assert process.stderr is not None
+        assert process.stderr.read().decode().strip() == "pflow-structure proxy: terminated"
+    finally:
+        process.kill()
+    for _ in range(100):
+        try:
+            os.kill(server_pid, 0)
+        except ProcessLookupError:
+            return
+        time.sleep(0.1)
+    os.kill(server_pid, signal.SIGKILL)
+    raise AssertionError("the server outlived the proxy")

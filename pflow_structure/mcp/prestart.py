@@ -28,9 +28,12 @@ def prestart(proxy_args: list[str]) -> None:
     except OSError:
         return  # the proxy starts it again and says why it cannot
     import atexit
+    import signal
 
     _prestarted.append((command, process))
     atexit.register(_unused, process)
+    with contextlib.suppress(ValueError, OSError, AttributeError):  # the proxy's own handler replaces this one
+        signal.signal(signal.SIGTERM, lambda number, frame: _terminated(process, number))
 
 
 def take(command: list[str]) -> subprocess.Popen[bytes] | None:
@@ -40,6 +43,18 @@ def take(command: list[str]) -> subprocess.Popen[bytes] | None:
             del _prestarted[index]
             return process
     return None
+
+
+def _terminated(process: subprocess.Popen[bytes], number: int) -> None:
+    """SIGTERM before the proxy runs: the server goes too (its whole group), then this process."""
+    with contextlib.suppress(OSError):
+        if os.name == "posix":
+            os.killpg(process.pid, number)
+        else:
+            process.terminate()
+    with contextlib.suppress(OSError):
+        os.write(2, b"pflow-structure proxy: terminated\n")
+    os._exit(128 + number)
 
 
 def _unused(process: subprocess.Popen[bytes]) -> None:

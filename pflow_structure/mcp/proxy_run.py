@@ -9,6 +9,8 @@ answered before the proxy exits, within the upstream's network timeout (30 s by 
 from __future__ import annotations
 
 import contextlib
+import os
+import signal
 import sys
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
@@ -99,9 +101,48 @@ def run(
         if process is None:
             with contextlib.suppress(OSError):  # else started again in serve, which says why it cannot
                 process = start(list(command))
+    if process is not None:
+        from pflow_structure.mcp.stdio import track
+
+        track(process)  # stopped on the way out, even if the event loop never reached it
+    terminated = _TerminateAsInterrupt()
     try:
         anyio.run(lambda: serve(upstream, settings, budget=budget, start_timeout=start_timeout, process=process))
     except DownstreamError as exc:
         raise StructureError(str(exc)) from None
     except KeyboardInterrupt:
-        print("pflow-structure proxy: interrupted", file=sys.stderr)
+        print(f"pflow-structure proxy: {'terminated' if terminated.seen else 'interrupted'}", file=sys.stderr)
+        interrupted = True
+    else:
+        interrupted = False
+    finally:
+        terminated.restore()
+        from pflow_structure.mcp.stdio import stop_all
+
+        stop_all()
+    if interrupted:  # a thread may still block on reading stdin, which Python would wait for at exit
+        with contextlib.suppress(Exception):
+            sys.stderr.flush()
+        os._exit(128 + (signal.SIGTERM if terminated.seen else signal.SIGINT))
+
+
+class _TerminateAsInterrupt:
+    """SIGTERM (what a client sends a server that did not exit) ends the proxy as Ctrl-C does: the
+    event loop stops and the server behind it is stopped too (:func:`~pflow_structure.mcp.stdio.stop_all`).
+    Python's default for SIGTERM is to die at once, which left a server that ignores its closed
+    stdin running without a parent."""
+
+    def __init__(self) -> None:
+        self.seen = False
+        self.previous: Any = None
+        with contextlib.suppress(ValueError, OSError, AttributeError):  # not the main thread, or no SIGTERM
+            self.previous = signal.signal(signal.SIGTERM, self._handle)
+
+    def _handle(self, number: int, frame: Any) -> None:
+        self.seen = True
+        raise KeyboardInterrupt
+
+    def restore(self) -> None:
+        if self.previous is not None:
+            with contextlib.suppress(ValueError, OSError):
+                signal.signal(signal.SIGTERM, self.previous)

@@ -12,8 +12,10 @@ stdin and stdout; while it runs, anything else printed to stdout goes to stderr,
 print cannot corrupt the protocol.
 
 A line longer than ``PFLOW_STRUCTURE_MAX_MESSAGE_SIZE`` (256 MB) is not kept in memory: it is
-dropped as it arrives, and when its first bytes name a request id, that request is answered with
-an error that says the size and the setting (:class:`_Splitter`). Without the limit, a client
+dropped as it arrives (:class:`_Splitter`), and when either end of it names its id, the peer
+waiting for it gets an error that says the size and the setting: the client for a request of its
+own, the server for the client's answer to one of its requests, the proxy's caller for a
+server's answer. Without the limit, a client
 that writes without a newline grows the proxy by gigabytes a minute.
 """
 
@@ -87,7 +89,7 @@ def encode(message: dict[str, Any]) -> bytes:
         return (_dumps(message, ascii_only=True) + "\n").encode("ascii")
 
 
-def decode(line: bytes) -> dict[str, Any] | None:
+def decode(line: bytes | bytearray) -> dict[str, Any] | None:
     """A line as a message; None for a blank line or one that is not a JSON object (a server's
     stray output: the SDK's clients skip it too)."""
     if not line.strip():
@@ -108,10 +110,16 @@ _LATE_ID = re.compile(rb"[,{]\s*" + _ID + rb"\s*\}\s*\Z")
 
 
 class TooLong(NamedTuple):
-    """A line over the limit, dropped: its size and, when its first bytes name it, its id."""
+    """A line over the limit, dropped: its size, its id when either end of the line names one, and
+    whether it was a request (a top-level ``method`` in its first bytes) rather than an answer."""
 
     size: int
     id: Any
+    request: bool = False
+
+
+_METHOD = re.compile(rb'\A\s*\{[^{}\[\]]*?"method"\s*:')
+_ANSWER = re.compile(rb'\A\s*\{[^{}\[\]]*?"(?:result|error)"\s*:')
 
 
 class _Splitter:
@@ -119,51 +127,61 @@ class _Splitter:
 
     def __init__(self, limit: int) -> None:
         self.limit = limit
-        self.pending: list[bytes] = []
-        self.held = 0
+        self.pending = bytearray()  # one buffer: a line sent two bytes at a time costs its size, not 20 times it
         self.dropping: TooLong | None = None  # the line being dropped, with what it has cost so far
         self.head = b""
         self.tail = b""
 
-    def feed(self, chunk: bytes) -> list[bytes | TooLong]:
-        out: list[bytes | TooLong] = []
+    def feed(self, chunk: bytes) -> list[bytearray | TooLong]:
+        out: list[bytearray | TooLong] = []
         parts = chunk.split(b"\n")
         for number, part in enumerate(parts):
-            last = number == len(parts) - 1
             self._take(part)
-            if not last:
-                out.append(self._end())
-        return [line for line in out if not (isinstance(line, bytes) and not line)]
+            if number < len(parts) - 1:
+                line = self._end()
+                if line:
+                    out.append(line)
+        return out
 
-    def rest(self) -> list[bytes | TooLong]:
+    def rest(self) -> list[bytearray | TooLong]:
         """At the end of the input: the last line, when it has no newline after it."""
-        return [self._end()] if any(self.pending) or self.dropping is not None else []
+        return [self._end()] if self.pending or self.dropping is not None else []
 
     def _take(self, part: bytes) -> None:
         if self.dropping is not None:
             self.dropping = self.dropping._replace(size=self.dropping.size + len(part))
+            if len(self.head) < HEAD:  # a limit under HEAD: the head goes on past it
+                self.head += part[: HEAD - len(self.head)]
             self.tail = (self.tail + part[-HEAD:])[-HEAD:]
             return
-        if self.held + len(part) <= self.limit:
-            self.pending.append(part)
-            self.held += len(part)
+        if len(self.pending) + len(part) <= self.limit:
+            self.pending += part
             return
-        head = b"".join(self.pending)[:HEAD]
-        if len(head) < HEAD:
-            head += part[: HEAD - len(head)]
-        self.head, self.tail, self.pending = head, part[-HEAD:], []
-        self.dropping = TooLong(self.held + len(part), None)
-        self.held = 0
+        held = self.pending
+        self.head = bytes(held[:HEAD]) + part[: max(0, HEAD - len(held))]
+        self.tail = (bytes(held[-HEAD:]) + part[-HEAD:])[-HEAD:]
+        self.dropping = TooLong(len(held) + len(part), None)
+        self.pending = bytearray()
 
-    def _end(self) -> bytes | TooLong:
+    def _end(self) -> bytearray | TooLong:
         if self.dropping is not None:
-            found = _EARLY_ID.match(self.head) or _LATE_ID.search(self.tail)
-            dropped = self.dropping._replace(id=json.loads(found.group(1)) if found else None)
+            request = bool(_METHOD.match(self.head))
+            known = request or bool(_ANSWER.match(self.head))  # else an id found may be anything's
+            dropped = self.dropping._replace(id=_found_id(self.head, self.tail) if known else None, request=request)
             self.dropping, self.head, self.tail = None, b"", b""
             return dropped
-        line = b"".join(self.pending)
-        self.pending, self.held = [], 0
-        return line
+        line, self.pending = self.pending, bytearray()
+        return line  # json reads a bytearray as it reads bytes
+
+
+def _found_id(head: bytes, tail: bytes) -> Any:
+    found = _EARLY_ID.match(head) or _LATE_ID.search(tail)
+    if found is None:
+        return None
+    try:
+        return json.loads(found.group(1))
+    except ValueError:  # 01, a bad escape: not an id a peer could be waiting on
+        return None
 
 
 def too_long_text(dropped: TooLong, limit: int, source: str) -> str:
@@ -215,9 +233,9 @@ async def _lines(receive: Any, sink: Any, limit: int | None = None) -> None:
                     if isinstance(line, TooLong):
                         text = too_long_text(line, limit, "server")
                         print(text, file=sys.stderr, flush=True)
-                        if line.id is not None:  # the request waiting for it gets an error
+                        if line.id is not None and not line.request:  # the request waiting for it gets an error
                             await sink.send(_error(line.id, text, -32603))
-                        continue
+                        continue  # a request of the server's, dropped: it gets no answer, as on a lost line
                     message = decode(line)
                     if message is not None:
                         await sink.send(message)
@@ -237,6 +255,7 @@ async def spawn(command: list[str], process: subprocess.Popen[bytes] | None = No
     threads, so a process started before the event loop is used the same way."""
     process = process or start(command)
     assert process.stdin is not None and process.stdout is not None
+    track(process)
     stdout, stdin = anyio.wrap_file(process.stdout), anyio.wrap_file(process.stdin)
     incoming_send, incoming = anyio.create_memory_object_stream[Any](BUFFER)
     outgoing, outgoing_receive = anyio.create_memory_object_stream[Any](BUFFER)
@@ -257,7 +276,37 @@ async def spawn(command: list[str], process: subprocess.Popen[bytes] | None = No
         finally:
             with anyio.CancelScope(shield=True):
                 await _stop(process)  # its stdout ends, so the reading thread returns
+            _LIVE.discard(process)
             group.cancel_scope.cancel()
+
+
+_LIVE: set[subprocess.Popen[bytes]] = set()  # servers started and not yet stopped
+
+
+def track(process: subprocess.Popen[bytes]) -> None:
+    """Count ``process`` among the servers :func:`stop_all` stops."""
+    _LIVE.add(process)
+
+
+def stop_all() -> None:
+    """Stop every server :func:`spawn` started that is still running, without an event loop: for the
+    way out of a proxy that was interrupted or terminated (SIGTERM), so that a server that does not
+    exit when its stdin closes is not left running on its own."""
+    for process in list(_LIVE):
+        _LIVE.discard(process)
+        with contextlib.suppress(Exception):
+            assert process.stdin is not None
+            process.stdin.close()
+        for next_signal in (signal.SIGTERM, getattr(signal, "SIGKILL", signal.SIGTERM)):
+            try:
+                process.wait(EXIT_WAIT)
+                break
+            except subprocess.TimeoutExpired:
+                with contextlib.suppress(ProcessLookupError, PermissionError, OSError):
+                    if os.name == "posix":
+                        os.killpg(process.pid, next_signal)
+                    else:
+                        process.send_signal(next_signal)
 
 
 async def _stop(process: subprocess.Popen[bytes]) -> None:
@@ -308,11 +357,13 @@ async def own_stdio() -> AsyncIterator[tuple[Any, Any]]:
                 while True:
                     chunk = await stdin.read1(CHUNK)
                     for line in splitter.feed(chunk) if chunk else splitter.rest():
-                        if isinstance(line, TooLong):  # answered here: the proxy never sees it
+                        if isinstance(line, TooLong):
                             text = too_long_text(line, limit, "client")
                             print(text, file=sys.stderr, flush=True)
-                            if line.id is not None:
+                            if line.id is not None and line.request:  # answered here: the proxy never sees it
                                 await outgoing.send(_error(line.id, text, -32600))
+                            elif line.id is not None:  # the client's answer to the server: an error instead
+                                await incoming_send.send(_error(line.id, text, -32603))
                             continue
                         message = decode(line)
                         if message is not None:
