@@ -545,16 +545,22 @@ def test_the_proxy_and_its_downstream_exit_when_the_client_leaves_during_a_call(
         assert process.wait(timeout=30) is not None
     finally:
         process.kill()
-    downstream_pid = int(pid_file.read_text())
-    for _ in range(50):
+    assert_gone(int(pid_file.read_text()), "the downstream server outlived the proxy")
+
+
+def assert_gone(pid: int, message: str, within: float = 10.0) -> None:
+    """``pid`` exits within ``within`` seconds; else it is killed and the test fails with ``message``."""
+    import time
+
+    deadline = time.monotonic() + within
+    while time.monotonic() < deadline:
         try:
-            os.kill(downstream_pid, 0)
+            os.kill(pid, 0)
         except ProcessLookupError:
-            break
-        time.sleep(0.2)
-    else:
-        os.kill(downstream_pid, 9)
-        raise AssertionError("the downstream server outlived the proxy")
+            return
+        time.sleep(0.1)
+    os.kill(pid, 9)
+    raise AssertionError(message)
 
 
 def test_downstream_options_after_the_command_are_not_taken_by_the_proxy() -> None:

@@ -25,7 +25,7 @@ import pytest
 
 from pflow_structure.mcp.stdio import TooLong, _Splitter
 from tests.conftest import REPO
-from tests.test_mcp_proxy import PROXY, npm_server
+from tests.test_mcp_proxy import PROXY, assert_gone, npm_server
 
 ECHO = [sys.executable, str(REPO / "tests" / "servers" / "echo_mcp_server.py")]
 INITIALIZE = {
@@ -263,11 +263,4 @@ def test_sigterm_stops_the_proxy_and_a_server_that_ignores_its_closed_stdin(tmp_
         assert process.stderr.read().decode().strip() == "pflow-structure proxy: terminated"
     finally:
         process.kill()
-    for _ in range(100):
-        try:
-            os.kill(server_pid, 0)
-        except ProcessLookupError:
-            return
-        time.sleep(0.1)
-    os.kill(server_pid, signal.SIGKILL)
-    raise AssertionError("the server outlived the proxy")
+    assert_gone(server_pid, "the server outlived the proxy")
