@@ -215,30 +215,32 @@ def _limit() -> int:
         return DEFAULT_MAX_MESSAGE_BYTES
 
 
-async def _then_end(receive: Any) -> AsyncIterator[bytes | None]:
-    async for chunk in receive:
-        yield chunk
-    yield None
-
-
-async def _lines(receive: Any, sink: Any, limit: int | None = None) -> None:
-    """Split the byte chunks from ``receive`` (a server's stdout) into messages for ``sink``; close
-    ``sink`` at the end. An answer over ``limit`` reaches ``sink`` as an error for its request."""
-    limit = _limit() if limit is None else limit
+async def _split(read1: Any, limit: int) -> AsyncIterator[bytearray | TooLong]:
+    """The lines (and dropped over-long lines) of a byte stream, ``read1`` returning b"" at its end."""
     splitter = _Splitter(limit)
+    while chunk := await read1(CHUNK):
+        for line in splitter.feed(chunk):
+            yield line
+    for line in splitter.rest():
+        yield line
+
+
+async def _lines(read1: Any, sink: Any, limit: int | None = None) -> None:
+    """Split what ``read1`` reads (a server's stdout) into messages for ``sink``; close ``sink`` at
+    the end. An answer over ``limit`` reaches ``sink`` as an error for its request."""
+    limit = _limit() if limit is None else limit
     async with sink:
         with contextlib.suppress(anyio.EndOfStream, anyio.ClosedResourceError, anyio.BrokenResourceError):
-            async for chunk in _then_end(receive):
-                for line in splitter.feed(chunk) if chunk is not None else splitter.rest():
-                    if isinstance(line, TooLong):
-                        text = too_long_text(line, limit, "server")
-                        print(text, file=sys.stderr, flush=True)
-                        if line.id is not None and not line.request:  # the request waiting for it gets an error
-                            await sink.send(_error(line.id, text, -32603))
-                        continue  # a request of the server's, dropped: it gets no answer, as on a lost line
-                    message = decode(line)
-                    if message is not None:
-                        await sink.send(message)
+            async for line in _split(read1, limit):
+                if isinstance(line, TooLong):
+                    text = too_long_text(line, limit, "server")
+                    print(text, file=sys.stderr, flush=True)
+                    if line.id is not None and not line.request:  # the request waiting for it gets an error
+                        await sink.send(_error(line.id, text, -32603))
+                    continue  # a request of the server's, dropped: it gets no answer, as on a lost line
+                message = decode(line)
+                if message is not None:
+                    await sink.send(message)
 
 
 async def _write_all(source: Any, write: Any) -> None:
@@ -260,16 +262,12 @@ async def spawn(command: list[str], process: subprocess.Popen[bytes] | None = No
     incoming_send, incoming = anyio.create_memory_object_stream[Any](BUFFER)
     outgoing, outgoing_receive = anyio.create_memory_object_stream[Any](BUFFER)
 
-    async def chunks() -> AsyncIterator[bytes]:
-        while chunk := await stdout.read1(CHUNK):
-            yield chunk
-
     async def write(data: bytes) -> None:
         await stdin.write(data)
         await stdin.flush()
 
     async with anyio.create_task_group() as group:
-        group.start_soon(_lines, chunks(), incoming_send)
+        group.start_soon(_lines, stdout.read1, incoming_send)
         group.start_soon(_write_all, outgoing_receive, write)
         try:
             yield incoming, outgoing
@@ -294,46 +292,35 @@ def stop_all() -> None:
     exit when its stdin closes is not left running on its own."""
     for process in list(_LIVE):
         _LIVE.discard(process)
-        with contextlib.suppress(Exception):
-            assert process.stdin is not None
-            process.stdin.close()
-        for next_signal in (signal.SIGTERM, getattr(signal, "SIGKILL", signal.SIGTERM)):
-            try:
-                process.wait(EXIT_WAIT)
-                break
-            except subprocess.TimeoutExpired:
-                with contextlib.suppress(ProcessLookupError, PermissionError, OSError):
-                    if os.name == "posix":
-                        os.killpg(process.pid, next_signal)
-                    else:
-                        process.send_signal(next_signal)
+        _stop_now(process)
 
 
 async def _stop(process: subprocess.Popen[bytes]) -> None:
-    """Close stdin and wait; then SIGTERM the process group and wait; then SIGKILL it."""
+    await anyio.to_thread.run_sync(_stop_now, process)
+
+
+def _stop_now(process: subprocess.Popen[bytes]) -> None:
+    """Close stdin and wait; then SIGTERM the process group and wait; then SIGKILL it (blocking)."""
     with contextlib.suppress(Exception):
         assert process.stdin is not None
         process.stdin.close()
     for next_signal in (signal.SIGTERM, getattr(signal, "SIGKILL", signal.SIGTERM)):
-        if await _exited(process, EXIT_WAIT):
+        if _exited(process, EXIT_WAIT):
             return
         with contextlib.suppress(ProcessLookupError, PermissionError, OSError):
             if os.name == "posix":
                 os.killpg(process.pid, next_signal)
             else:
                 process.send_signal(next_signal)
-    await _exited(process, EXIT_WAIT)
+    _exited(process, EXIT_WAIT)
 
 
-async def _exited(process: subprocess.Popen[bytes], seconds: float) -> bool:
-    def wait() -> bool:
-        try:
-            process.wait(seconds)
-        except subprocess.TimeoutExpired:
-            return False
-        return True
-
-    return await anyio.to_thread.run_sync(wait)
+def _exited(process: subprocess.Popen[bytes], seconds: float) -> bool:
+    try:
+        process.wait(seconds)
+    except subprocess.TimeoutExpired:
+        return False
+    return True
 
 
 @contextlib.asynccontextmanager
@@ -351,25 +338,20 @@ async def own_stdio() -> AsyncIterator[tuple[Any, Any]]:
     limit = _limit()
 
     async def read() -> None:
-        splitter = _Splitter(limit)
         async with incoming_send:
             with contextlib.suppress(anyio.ClosedResourceError, anyio.BrokenResourceError):
-                while True:
-                    chunk = await stdin.read1(CHUNK)
-                    for line in splitter.feed(chunk) if chunk else splitter.rest():
-                        if isinstance(line, TooLong):
-                            text = too_long_text(line, limit, "client")
-                            print(text, file=sys.stderr, flush=True)
-                            if line.id is not None and line.request:  # answered here: the proxy never sees it
-                                await outgoing.send(_error(line.id, text, -32600))
-                            elif line.id is not None:  # the client's answer to the server: an error instead
-                                await incoming_send.send(_error(line.id, text, -32603))
-                            continue
-                        message = decode(line)
-                        if message is not None:
-                            await incoming_send.send(message)
-                    if not chunk:
-                        break
+                async for line in _split(stdin.read1, limit):
+                    if isinstance(line, TooLong):
+                        text = too_long_text(line, limit, "client")
+                        print(text, file=sys.stderr, flush=True)
+                        if line.id is not None and line.request:  # answered here: the proxy never sees it
+                            await outgoing.send(_error(line.id, text, -32600))
+                        elif line.id is not None:  # the client's answer to the server: an error instead
+                            await incoming_send.send(_error(line.id, text, -32603))
+                        continue
+                    message = decode(line)
+                    if message is not None:
+                        await incoming_send.send(message)
 
     async def write(data: bytes) -> None:
         await stdout.write(data)
