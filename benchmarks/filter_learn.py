@@ -47,24 +47,16 @@ class Sample(NamedTuple):
 
 
 def samples(cases: Sequence[fe.Case]) -> list[Sample]:
-    from pflow_structure.filtering.features import Places, field_features
-    from pflow_structure.filtering.heuristic import _label_records_by_id, _score
+    from pflow_structure.filtering.heuristic import base_scores, features_by_field
     from pflow_structure.filtering.tree import _field_indices, _nodes
 
     out = []
     for number, case in enumerate(cases):
         nodes = _nodes(case.structure)
         indices = _field_indices(case.structure, nodes)
-        entries, found = case.structure, case.signals
-        base = {
-            i: _score(nodes[i].keys, nodes[i].noisy_above, entries[nodes[i].path], found.get(nodes[i].path))
-            for i in indices
-        }
-        _label_records_by_id(nodes, indices, base)
-        places = Places(nodes, indices)
-        for i in indices:
+        base = base_scores(case.structure, nodes, indices, case.signals)
+        for i, feats in features_by_field(case.structure, nodes, indices, case.signals, base).items():
             path = nodes[i].path
-            feats = field_features(i, nodes[i], case.structure[path], case.signals.get(path), places, base[i])
             keep = any(fe.covers(path, label) for label in case.keep)
             drop = any(fe.covers(path, label) for label in case.drop)
             out.append(Sample(case.family, number, feats, 1 if keep else 0 if drop else -1))

@@ -16,7 +16,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any, Literal, NamedTuple
 
 from pflow_structure.filtering import vocabulary
-from pflow_structure.filtering.features import Model, Places, field_features, learned_score, record_body
+from pflow_structure.filtering.features import Features, Model, Places, field_features, learned_score, record_body
 from pflow_structure.filtering.options import DEFAULT_TARGET, DEFAULT_THRESHOLD
 from pflow_structure.filtering.signals import DEFAULT_TUNING, Tuning, adjust
 from pflow_structure.filtering.tree import (
@@ -269,17 +269,7 @@ def choose_fields(
     nodes = _nodes(structure)
     indices = _field_indices(structure, nodes)
     found = signals or {}
-    scores = {
-        index: _score(
-            nodes[index].keys,
-            nodes[index].noisy_above,
-            structure[nodes[index].path],
-            found.get(nodes[index].path),
-            tuning,
-        )
-        for index in indices
-    }
-    _label_records_by_id(nodes, indices, scores)
+    scores = base_scores(structure, nodes, indices, found, tuning)
     if model == "default":
         from pflow_structure.filtering.learned import MODEL
 
@@ -315,6 +305,46 @@ def choose_fields(
     )
 
 
+def base_scores(
+    structure: Mapping[str, Mapping[str, Any]],
+    nodes: list[_Node],
+    indices: list[int],
+    signals: Mapping[str, FieldSignals],
+    tuning: Tuning = DEFAULT_TUNING,
+) -> dict[int, float]:
+    """The hand-made score of each field (the vocabulary's, with the records' id labels)."""
+    scores = {
+        index: _score(
+            nodes[index].keys,
+            nodes[index].noisy_above,
+            structure[nodes[index].path],
+            signals.get(nodes[index].path),
+            tuning,
+        )
+        for index in indices
+    }
+    _label_records_by_id(nodes, indices, scores)
+    return scores
+
+
+def features_by_field(
+    structure: Mapping[str, Mapping[str, Any]],
+    nodes: list[_Node],
+    indices: list[int],
+    signals: Mapping[str, FieldSignals],
+    base: Mapping[int, float],
+) -> dict[int, Features]:
+    """The learned score's features of each field: what the filter scores and what the fit learns from
+    (``benchmarks/filter_learn.py``), computed in this one place so the two cannot drift apart."""
+    places = Places(nodes, indices)
+    return {
+        index: field_features(
+            index, nodes[index], structure[nodes[index].path], signals.get(nodes[index].path), places, base[index]
+        )
+        for index in indices
+    }
+
+
 def _learned(
     structure: Mapping[str, Mapping[str, Any]],
     nodes: list[_Node],
@@ -324,17 +354,9 @@ def _learned(
     model: Model,
 ) -> dict[int, float]:
     """The fitted score of each field, less the model's threshold (shown from zero up)."""
-    places = Places(nodes, indices)
-    weights = model.weights
     return {
-        index: learned_score(
-            field_features(
-                index, nodes[index], structure[nodes[index].path], signals.get(nodes[index].path), places, base[index]
-            ),
-            weights,
-        )
-        - model.threshold
-        for index in indices
+        index: learned_score(features, model.weights) - model.threshold
+        for index, features in features_by_field(structure, nodes, indices, signals, base).items()
     }
 
 
