@@ -99,7 +99,11 @@ def parse_tree(lines: Iterable[str]) -> tuple[dict[str, Any], dict[str, Any]]:
         del chain[depth - 1 :]
         path = (chain[-1] if chain else "") + match["shown"]
         chain.append(path)
-        structure[path] = parse_details(match["details"])
+        details = match["details"]
+        if details.startswith("(") and details.endswith(")"):  # an item line: ``.items[0] (list, 3 items)``
+            assert path.endswith(("[0]", "[*]")), f"details in parentheses on a path that is not an item: {line!r}"
+            path, details = path[:-3], details[1:-1]
+        structure[path] = parse_details(details)
     return structure, hidden
 
 

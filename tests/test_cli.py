@@ -171,7 +171,46 @@ def test_python_dash_m_text_output_starts_like_the_spec_example() -> None:
     lines = outcome.stdout.split("\n")
     assert lines[0] == "✓ Node executed successfully"
     assert re.fullmatch(f"Execution ID: {ID_PATTERN}", lines[1])
-    assert lines[2:5] == ["", TREE_HEADER, "  result list, 100 items"]
+    assert lines[2:5] == ["", TREE_HEADER, "  result[0] (list, 100 items)"]
+
+
+def test_a_nested_list_writes_its_item_once_and_the_fields_below_extend_it() -> None:
+    from pflow_structure.render.structure_text import tree_lines
+    from tests.structure_text import parse_tree
+
+    structure = {
+        "result": {"type": "dict"},
+        "result.items": {"type": "list", "length": 20},
+        "result.items[0].id": {"type": "int"},
+        "result.items[0].tags": {"type": "list", "min_length": 0, "max_length": 3, "length": 1.5},
+        "result.items[0].tags[0]": {"type": "str", "avg_length": 4},
+        "result.items[0].owner": {"type": "dict"},
+        "result.items[0].owner.login": {"type": "str", "avg_length": 9},
+        "result.files": {"type": "dict", "keys": 3, "dynamic_keys": True, "key_names": ["a.txt", "b.txt", "c"]},
+        "result.files[*].size": {"type": "int"},
+        "result.files[*].mode": {"type": "str", "avg_length": 6},
+        "result.one": {"type": "list", "length": 2},
+        "result.one[0].name": {"type": "str", "avg_length": 3},
+    }
+    hidden = {"result.items[0]": {"names": ["url", "node_id"]}, "result.items[0].owner": {"names": ["id"]}}
+    lines = tree_lines(structure, hidden)
+    assert lines == [
+        "  result dict",
+        "    .items[0] (list, 20 items)",
+        "      .id int",
+        "      .tags list, 0-3 items, avg 1.5",
+        "        [0] str ~4",
+        "      .owner dict",
+        "        .login str ~9",
+        "        other keys: id",
+        "      other keys: url, node_id",
+        '    .files[*] (dict, 3 keys: "a.txt", "b.txt", c)',
+        "      .size int",
+        "      .mode str ~6",
+        "    .one list, 2 items",
+        "      [0].name str ~3",
+    ]
+    assert parse_tree(lines) == (structure, hidden)  # every path composes back as it was
 
 
 # -- exit codes -------------------------------------------------------------------------------
@@ -645,7 +684,8 @@ def test_run_tree_and_flat_list_the_same_paths() -> None:
     tree = invoke("run", "read-json", f"path={ISSUES}").stdout.split("\n\n")[1].split("\n")[1:]
     flat = invoke("run", "read-json", f"path={ISSUES}", "--flat").stdout.split("\n\n")[1].split("\n")[1:]
     assert len(tree) == len(flat) > 10
-    assert tree[1] == "    [0].id int" and flat[1] == "  ✓ ${result[0].id} (int)"
+    assert tree[:2] == ["  result[0] (list, 100 items)", "    .id int"]
+    assert flat[:2] == ["  ✓ ${result} (list, 100 items)", "  ✓ ${result[0].id} (int)"]
 
 
 def test_cache_dir_option_applies_to_cache_commands(tmp_path: Path) -> None:

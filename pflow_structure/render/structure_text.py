@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import json
 import shlex
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from typing import Any, Literal
 
 from pflow_structure.paths import is_plain_key
@@ -86,10 +86,20 @@ def tree_lines(
     structure: Mapping[str, Mapping[str, Any]], hidden: Mapping[str, Mapping[str, Any]] | None = None
 ) -> list[str]:
     """One line per path, each indented under the nearest listed path it extends; after a shown
-    path's own lines, the keys the filter hid below it (``hidden``, see filtering/hidden.py)."""
-    anchored = _anchor_hidden(structure, hidden or {})
+    path's own lines, the keys the filter hid below it (``hidden``, see filtering/hidden.py).
+
+    A container whose lines below all go through one item (``[0]`` of a list, ``[*]`` of a dict
+    with data keys) names that item on its own line, its own details in parentheses, so the
+    lines below extend the item and do not each repeat ``[0]``::
+
+        .Findings[0] (list, 20 items)
+          .Id str ~82
+          .Title str ~23
+    """
+    items = _item_anchors(structure, hidden or {})
+    anchored = _anchor_hidden(structure, hidden or {}, items.values())
     lines: list[str] = []
-    stack: list[str] = []  # the chain of listed paths the current line may extend
+    stack: list[str] = []  # the chain of listed paths (and items) the current line may extend
 
     def close(path: str) -> None:
         for obj, entry in anchored.pop(path, []):
@@ -99,6 +109,11 @@ def tree_lines(
         while stack and not _extends(path, stack[-1]):
             close(stack.pop())
         shown = path[len(stack[-1]) :] if stack else path
+        if path in items:
+            item = items[path]
+            lines.append("  " * (len(stack) + 1) + f"{shown}{item[len(path) :]} ({describe_entry(entry, short=True)})")
+            stack.append(item)
+            continue
         lines.append("  " * (len(stack) + 1) + f"{shown} {describe_entry(entry, short=True)}")
         stack.append(path)
     while stack:
@@ -108,18 +123,52 @@ def tree_lines(
     return lines
 
 
-def _anchor_hidden(
+ITEM_LINES = 2  # a container gets an item line when at least this many lines go through the item
+
+
+def _item_anchors(
     structure: Mapping[str, Mapping[str, Any]], hidden: Mapping[str, Mapping[str, Any]]
+) -> dict[str, str]:
+    """Container path → its item path (``result.items`` → ``result.items[0]``), for each container
+    whose lines below all extend the one item, at least ITEM_LINES of them (see :func:`tree_lines`)."""
+    below: dict[str, list[str]] = {}  # a listed path → what its direct lines show
+    stack: list[str] = []
+    for path in structure:
+        while stack and not _extends(path, stack[-1]):
+            stack.pop()
+        if stack:
+            below.setdefault(stack[-1], []).append(path[len(stack[-1]) :])
+        stack.append(path)
+    for obj in hidden:  # a hidden entry's line sits under the longest listed path it extends
+        anchor = _longest_listed(obj, structure)
+        if anchor:
+            below.setdefault(anchor, []).append(obj[len(anchor) :])
+    items: dict[str, str] = {}
+    for path, shown in below.items():
+        for step in ("[0]", "[*]"):
+            if len(shown) >= ITEM_LINES and path + step not in structure and all(p.startswith(step) for p in shown):
+                items[path] = path + step
+    return items
+
+
+def _longest_listed(obj: str, listed: Mapping[str, Any] | set[str]) -> str:
+    """The longest path in ``listed`` that ``obj`` is or extends ("" for none)."""
+    for cut in range(len(obj), 0, -1):
+        if (cut == len(obj) or obj[cut] in ".[") and obj[:cut] in listed:
+            return obj[:cut]
+    return ""
+
+
+def _anchor_hidden(
+    structure: Mapping[str, Mapping[str, Any]],
+    hidden: Mapping[str, Mapping[str, Any]],
+    items: Iterable[str] = (),
 ) -> dict[str, list[tuple[str, Mapping[str, Any]]]]:
-    """Each hidden entry under the longest listed path its object path extends (or is)."""
+    """Each hidden entry under the longest listed path (or item line) its object path extends (or is)."""
+    listed = set(structure) | set(items)
     anchored: dict[str, list[tuple[str, Mapping[str, Any]]]] = {}
     for obj, entry in hidden.items():
-        anchor = ""
-        for cut in range(len(obj), 0, -1):
-            if (cut == len(obj) or obj[cut] in ".[") and obj[:cut] in structure:
-                anchor = obj[:cut]
-                break
-        anchored.setdefault(anchor, []).append((obj, entry))
+        anchored.setdefault(_longest_listed(obj, listed), []).append((obj, entry))
     for entries in anchored.values():
         entries.sort(key=lambda item: "type" not in item[1])  # hidden containers, then other keys
     return anchored
