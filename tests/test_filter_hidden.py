@@ -123,6 +123,30 @@ def test_every_top_level_field_name_is_findable_in_the_default_view(path: Path) 
         assert name in entry.get("names", ()) or summarised or pattern, f"{full} is not findable"
 
 
+def test_a_list_items_other_keys_compete_for_room_as_the_fields_below_the_list_do(tmp_path: Path) -> None:
+    """``conditions[0]`` is not a listed path (its list is): its other keys were ranked last and cut."""
+    result = _view(EVAL / "kubernetes" / "deployment.json", Settings(cache_dir=tmp_path / "cache"))
+    assert "result.status.conditions[0].status" in result["structure"]
+    assert "type" in result["hidden"]["result.status.conditions[0]"]["names"]
+
+
+@pytest.mark.parametrize(
+    "path", [*sorted(CORPUS.glob("*.json")), *RESPONSES], ids=lambda p: f"{p.parent.name}/{p.name}"
+)
+def test_a_container_with_a_line_of_its_own_is_not_named_again_among_its_objects_other_keys(path: Path) -> None:
+    inferred = _inferred(path)
+    outcome = filter_structure(inferred.structure, inferred.field_count, "n", FilterOptions(), signals=inferred.signals)
+    hidden = outcome.hidden or {}
+    for obj, entry in hidden.items():
+        container = obj[:-3] if obj.endswith(("[0]", "[*]")) else obj
+        split = split_last(container)
+        if "type" in entry and split is not None and split[0] in hidden and "type" not in hidden[split[0]]:
+            assert split[1] not in hidden[split[0]]["names"], f"{obj} has its line and is named under {split[0]!r}"
+    assert all(
+        entry["names"] or entry.get("patterns") or entry.get("more") or "type" in entry for entry in hidden.values()
+    )
+
+
 # -- the cases of the issue, from real responses --------------------------------------------------
 
 

@@ -32,7 +32,7 @@ GROUP_MIN = 3  # noise names sharing a suffix are counted as one pattern from th
 MAX_PATTERNS = 3
 SUMMARY_DEPTH = 1  # hidden containers in objects this deep get a line of their own (result.metadata)
 TOP_DEPTH = 2  # objects with at most this many keys in their path (result, result[0].user)
-NEAR_SCORE = -1.0  # inside a hidden container, a field is named when it scored at least this (0: shown)
+NEAR_SCORE = 0.0  # inside a hidden container, a field is named when it scored at least this (0: shown)
 NEAR_NAMES = 4  # and at most this many of them per object inside a hidden container
 FIRST_LEVEL_BONUS = 2.0  # first-level objects' names come before deeper ones of the same score
 FLOOR_NAMES = 3  # names an entry keeps beyond the room when its object holds a field worth showing
@@ -112,7 +112,30 @@ def hidden_keys(
             if entry["names"] or "patterns" in entry or _depth(obj) <= TOP_DEPTH:
                 out[obj] = entry  # deep down, a bare "+N more" is left to the footer's count
     _near_misses(structure, nodes, children, holder, chosen, scores, out)
+    _named_once(out)
     return out if room is None else fit(out, best, index_of, room)
+
+
+def _named_once(out: dict[str, dict[str, Any]]) -> None:
+    """A container with a line of its own is not named again among its object's other keys."""
+    for obj, entry in out.items():
+        if "type" not in entry:
+            continue
+        container = obj
+        while container.endswith(("[0]", "[*]")):
+            container = container[:-3]
+        split = split_last(container)
+        if split is None or split[0] not in out or split[0] == obj:
+            continue
+        other = out[split[0]]
+        if "type" not in other and split[1] in other["names"]:
+            other["names"] = [name for name in other["names"] if name != split[1]]
+    emptied = [
+        obj for obj, entry in out.items() if "type" not in entry and not (entry["names"] or entry.get("patterns"))
+    ]
+    for obj in emptied:
+        if not out[obj].get("more"):
+            del out[obj]
 
 
 def entry_cost(obj: str, entry: Mapping[str, Any]) -> float:
@@ -132,7 +155,7 @@ def fit(
         depth = _depth(obj)
         if depth <= SUMMARY_DEPTH:
             return float("inf")
-        return best.get(index_of.get(obj, -3), -100.0) + (FIRST_LEVEL_BONUS if depth == SUMMARY_DEPTH + 1 else 0)
+        return best.get(_holder(obj, index_of), -100.0) + (FIRST_LEVEL_BONUS if depth == SUMMARY_DEPTH + 1 else 0)
 
     fitted: dict[str, dict[str, Any]] = {}
     for obj in sorted(out, key=lambda obj: -priority(obj)):
