@@ -230,3 +230,25 @@ def test_every_suggestion_for_a_missing_path_is_a_path_that_parses(value: Any, s
     except PathNotFoundError as error:
         for suggestion in error.suggestions:
             parse_path(suggestion)
+
+
+# -- the structure text ----------------------------------------------------------------------
+
+
+@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(outputs_strategy)
+def test_the_tree_text_reads_back_into_the_structure_and_hidden_names_it_was_written_from(
+    outputs: dict[str, Any],
+) -> None:
+    """Item lines (``.items[0] (list, 3 items)``), quoted keys and hidden names, whole and filtered."""
+    from pflow_structure.filtering import choose_fields
+    from pflow_structure.render.structure_text import tree_lines
+    from tests.structure_text import parse_tree
+
+    encoded = encode_value(outputs)
+    inferred = infer_structure(encoded.value, binary_paths=encoded.binary_paths)
+    if not inferred.structure:
+        return
+    assert parse_tree(tree_lines(inferred.structure)) == (dict(inferred.structure), {})
+    choice = choose_fields(inferred.structure, signals=inferred.signals)
+    assert parse_tree(tree_lines(choice.structure, choice.hidden)) == (choice.structure, choice.hidden)
