@@ -125,17 +125,13 @@ def _named_once(out: dict[str, dict[str, Any]]) -> None:
         while container.endswith(("[0]", "[*]")):
             container = container[:-3]
         split = split_last(container)
-        if split is None or split[0] not in out or split[0] == obj:
+        if split is None or "type" in out.get(split[0], {"type": None}):
             continue
         other = out[split[0]]
-        if "type" not in other and split[1] in other["names"]:
-            other["names"] = [name for name in other["names"] if name != split[1]]
-    emptied = [
-        obj for obj, entry in out.items() if "type" not in entry and not (entry["names"] or entry.get("patterns"))
-    ]
-    for obj in emptied:
-        if not out[obj].get("more"):
-            del out[obj]
+        other["names"] = [name for name in other["names"] if name != split[1]]
+    for obj in [obj for obj, entry in out.items() if "type" not in entry]:
+        if not (out[obj]["names"] or out[obj].get("patterns") or out[obj].get("more")):
+            del out[obj]  # its only name has a line of its own
 
 
 def entry_cost(obj: str, entry: Mapping[str, Any]) -> float:

@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import json
 import shlex
-from collections.abc import Iterable, Mapping
+from collections.abc import Container, Iterable, Mapping
 from typing import Any, Literal
 
 from pflow_structure.paths import is_plain_key
@@ -145,13 +145,14 @@ def _item_anchors(
             below.setdefault(anchor, []).append(obj[len(anchor) :])
     items: dict[str, str] = {}
     for path, shown in below.items():
-        for step in ("[0]", "[*]"):
-            if len(shown) >= ITEM_LINES and path + step not in structure and all(p.startswith(step) for p in shown):
-                items[path] = path + step
+        step = shown[0][:3]  # every line must start with the same item step
+        wanted = len(shown) >= ITEM_LINES and step in ("[0]", "[*]") and path + step not in structure
+        if wanted and all(part.startswith(step) for part in shown):
+            items[path] = path + step
     return items
 
 
-def _longest_listed(obj: str, listed: Mapping[str, Any] | set[str]) -> str:
+def _longest_listed(obj: str, listed: Container[str]) -> str:
     """The longest path in ``listed`` that ``obj`` is or extends ("" for none)."""
     for cut in range(len(obj), 0, -1):
         if (cut == len(obj) or obj[cut] in ".[") and obj[:cut] in listed:
