@@ -17,6 +17,8 @@ _QUOTED = r'\["(?:[^"\\]|\\.)*"\]'
 _SHOWN = rf"(?:[^\s.\[\]\"]+|{_QUOTED})?(?:\.[^\s.\[\]\"]+|\[(?:\d+|\*)\]|{_QUOTED})*"
 _TREE_LINE = re.compile(rf"(?P<indent>(?:  )+)(?P<shown>{_SHOWN}) (?P<details>.+)")
 _KEY_NAMES = re.compile(r", (?P<keys>\d+) keys?: (?P<names>.*)\Z")
+# ``same keys as PATH``, before ``deeper levels not shown`` when both are there (describe_entry's order).
+_SAME_AS = re.compile(r", same keys as (?P<path>.+?)(?=, deeper levels not shown\Z|\Z)", re.DOTALL)
 # ``.metadata dict: name, uid, +8 more`` (a hidden container) and ``[0] other keys: url, *_url (3)``.
 _OTHER_KEYS_LINE = re.compile(rf"(?P<indent>(?:  )+)(?:(?P<shown>{_SHOWN}) )?(?P<type>other keys): (?P<names>.*)")
 _HIDDEN_LINE = re.compile(rf"(?P<indent>(?:  )+)(?P<shown>{_SHOWN}) (?P<type>[^\s,:]+): (?P<names>.*)")
@@ -28,6 +30,9 @@ def parse_details(details: str) -> dict[str, Any]:
     names = _KEY_NAMES.search(details)
     if names:  # last, and the names may hold anything: taken off before the rest is split
         details = details[: names.start()]
+    same = _SAME_AS.search(details)  # a path, which may hold ", " and any character: taken off too
+    if same:
+        details = details[: same.start()] + details[same.end() :]
     parts = details.split(", ")
     type_name, _, length = parts.pop(0).partition(" ~")
     entry: dict[str, Any] = {"type": type_name}
@@ -50,12 +55,12 @@ def parse_details(details: str) -> dict[str, Any]:
             entry["keys"], entry["dynamic_keys"] = int(m[1]), True
         elif m := re.fullmatch(r"in (\d+) of (\d+)", part):
             entry["present"], entry["of"] = int(m[1]), int(m[2])
-        elif m := re.fullmatch(r"same keys as (\S+)", part):
-            entry["same_as"] = m[1]
         elif part == "deeper levels not shown":
             entry["truncated"] = "depth"
         else:
             raise AssertionError(f"unparsed detail {part!r} in {details!r}")
+    if same:
+        entry["same_as"] = same["path"]
     if names:
         entry["keys"], entry["dynamic_keys"] = int(names["keys"]), True
         listed = re.findall(r'"(?:[^"\\]|\\.)*"|[^,\s…]+', names["names"])
