@@ -13,6 +13,9 @@ name (shown, or named in ``hidden`` under its own object).
   every other family (``benchmarks/filter_learn.py``) and the family is judged through the real
   ``choose_fields`` with them. The table gives each family's held-out numbers, their pooled sum,
   their mean and the worst family; then the shipped weights in-sample.
+- Families labelled after the shipped weights were fitted (not in ``learned.FITTED_ON``): judged
+  with the shipped weights as they are, the strictest held-out number (nothing was chosen with
+  them in view: not the features, not the budgets, not the weights).
 - The hand-made heuristic (``choose_fields(model=None)``), its
   :class:`~pflow_structure.filtering.signals.Tuning` chosen from a small grid without each family:
   the baseline.
@@ -246,6 +249,32 @@ def report(cases: list[Case], old: list[Case]) -> list[str]:
         _row("default view (shown whole: <= 50 fields and short lines), new set", sum(map(default_view, cases), ZERO))
     )
     lines.append(_row("default view, old set (tests/data/filter_labels.json)", sum(map(default_view, old), ZERO)))
+    return lines + never_seen(cases)
+
+
+def never_seen(cases: Sequence[Case]) -> list[str]:
+    """Families labelled after the shipped weights were fitted (not in ``learned.FITTED_ON``), judged
+    with those weights and threshold as they ship: no refit, no choice made with them in view."""
+    from pflow_structure.filtering.learned import FITTED_ON
+
+    fresh = [case for case in cases if case.family not in FITTED_ON]
+    if not fresh:
+        return []
+    lines = [
+        "",
+        f"Families the shipped weights were not fitted on ({len(fresh)} responses), judged with the shipped weights "
+        "and threshold:",
+        "",
+        "| Family | must-keep shown | must-drop hidden | must-keep findable by name | default view: must-keep shown |",
+        "|---|---|---|---|---|",
+    ]
+    totals, views = ZERO, ZERO
+    for family in sorted({case.family for case in fresh}):
+        mine = [case for case in fresh if case.family == family]
+        shipped, view = sum(map(learned, mine), ZERO), sum(map(default_view, mine), ZERO)
+        totals, views = totals + shipped, views + view
+        lines.append(_row(family, shipped, f"{rates(view)[0]:.1%}"))
+    lines.append(_row("**never seen, pooled**", totals, f"{rates(views)[0]:.1%} ({views.keep}/{views.keep_total})"))
     return lines
 
 

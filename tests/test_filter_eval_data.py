@@ -47,6 +47,16 @@ def test_the_set_has_the_files_and_families_it_promises() -> None:
         assert (family / "SOURCES.md").is_file(), family.name
 
 
+def test_the_shipped_weights_name_the_labelled_families_they_were_fitted_on() -> None:
+    """``learned.FITTED_ON`` names families that exist (new set, or the old set's corpus prefixes):
+    filter_eval judges the rest as never seen, so a typo there would hide a family's fit."""
+    from pflow_structure.filtering.learned import FITTED_ON
+
+    old = {name.split("__")[0] for name in json.loads((REPO / "tests/data/filter_labels.json").read_text())["files"]}
+    assert list(FITTED_ON) == sorted(set(FITTED_ON))
+    assert set(FITTED_ON) <= {family.name for family in FAMILIES} | old
+
+
 @pytest.mark.parametrize("family", FAMILIES, ids=lambda path: path.name)
 def test_every_file_is_labelled_and_has_a_source_line(family: Path) -> None:
     labels = labels_of(family)
