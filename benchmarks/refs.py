@@ -18,6 +18,7 @@ counting, so counts repeat from run to run. Each run checks that the written fil
 
     python benchmarks/refs.py            # the table below in benchmarks/README.md
     python benchmarks/refs.py --smoke    # one small file (CI)
+    python benchmarks/refs.py --large    # every real response in the repository of 100 KB or more
 """
 
 from __future__ import annotations
@@ -47,6 +48,16 @@ FILES = [
     "github__get_gist.json",
 ]
 SMOKE_FILES = ["github__get_repo.json"]
+LARGE = 100 * 1024  # --large: every real response in the repository of at least this size, none chosen by hand
+
+
+def large_files() -> list[str]:
+    """Every corpus file and labelled response (tests/data/filter_eval) of 100 KB or more, by size."""
+    found = [*CORPUS.glob("*.json"), *(REPO / "tests" / "data" / "filter_eval").glob("*/*.json")]
+    big = [path for path in found if path.name != "labels.json" and path.stat().st_size >= LARGE]
+    return [str(path) for path in sorted(big, key=lambda path: (path.stat().st_size, path.name))]
+
+
 FIXED_ID = "exec-1763463202-0cd0c8fe"
 SHOWN_DIR = "/tmp/pflow-structure-bench-0a1b2c3d"
 EXECUTION_ID = re.compile(r"exec-\d+-[0-9a-f]{8}")
@@ -134,7 +145,7 @@ def changed(document: Any, steps: list[str | int]) -> Any:
 def measure(name: str, workdir: Path) -> dict[str, Any]:
     from pflow_structure.render.tokens import count_tokens
 
-    source = CORPUS / name
+    source = CORPUS / name  # a bare name is a corpus file; an absolute path is taken as it is
     document = json.loads(source.read_text(encoding="utf-8"))
     path, steps = first_string_path(document)
     expected = changed(document, steps)
@@ -143,6 +154,8 @@ def measure(name: str, workdir: Path) -> dict[str, Any]:
     direct_cmd = [str(npm_server()), str(workdir)]
     proxy_cmd = [sys.executable, "-m", "pflow_structure", "proxy", "--", *direct_cmd]
 
+    read_step: list[int] = []
+
     async def edit_direct(agent: Agent) -> None:
         await agent.call("read_text_file", {"path": inp})
         await agent.call("write_file", {"path": out, "content": json.dumps(expected, ensure_ascii=False)})
@@ -150,7 +163,9 @@ def measure(name: str, workdir: Path) -> dict[str, Any]:
     async def edit_proxied(agent: Agent) -> None:
         read = await agent.call("read_text_file", {"path": inp})
         execution_id = cached(read)["execution_id"]
+        before = agent.tokens
         await agent.call("read_fields", {"execution_id": execution_id, "field_paths": [path]})
+        read_step.append(agent.tokens - before)  # issue 21 item 4's round trip has no read_fields
         changed = await agent.call("edit_fields", {"execution_id": execution_id, "set": {path: NEW_VALUE}})
         new = edited(changed)["execution_id"]
         await agent.call("write_file", {"path": out, "content": "${" + new + ":result}"})
@@ -164,7 +179,7 @@ def measure(name: str, workdir: Path) -> dict[str, Any]:
         await agent.call("write_file", {"path": out, "content": "${" + cached(read)["execution_id"] + ":result}"})
 
     row: dict[str, Any] = {
-        "file": name,
+        "file": source.name if source.parent == CORPUS else f"{source.parent.name}/{source.name}",
         "kb": round(source.stat().st_size / 1024),
         "document_tokens": count_tokens(json.dumps(document, ensure_ascii=False, separators=(",", ":"))),
         "field": path,
@@ -177,27 +192,30 @@ def measure(name: str, workdir: Path) -> dict[str, Any]:
             Path(out).unlink()
             row[f"{task}_{side}"] = tokens
             row[f"{task}_{side}_calls"] = calls
+    row["edit_proxy_item4"] = row["edit_proxy"] - read_step[0]
     return row
 
 
 def table(rows: list[dict[str, Any]]) -> str:
     lines = [
         "| File | Size | Document (compact JSON) | Edit: direct | Edit: proxy | Edit: proxy / document "
-        "| Copy: direct | Copy: proxy | Copy: proxy / document |",
-        "|---|---|---|---|---|---|---|---|---|",
+        "| Copy: direct | Copy: proxy | Copy: proxy / document | Edit without read_fields (item 4) / document |",
+        "|---|---|---|---|---|---|---|---|---|---|",
     ]
     for r in rows:
         doc = r["document_tokens"]
         lines.append(
             f"| {r['file']} | {r['kb']} KB | {doc:,} | {r['edit_direct']:,} | {r['edit_proxy']:,} "
             f"| {100 * r['edit_proxy'] / doc:.2f}% | {r['copy_direct']:,} | {r['copy_proxy']:,} "
-            f"| {100 * r['copy_proxy'] / doc:.2f}% |"
+            f"| {100 * r['copy_proxy'] / doc:.2f}% "
+            f"| {r['edit_proxy_item4']:,} ({100 * r['edit_proxy_item4'] / doc:.2f}%) |"
         )
     return "\n".join(lines)
 
 
 def main() -> int:
     smoke = "--smoke" in sys.argv[1:]
+    files = SMOKE_FILES if smoke else large_files() if "--large" in sys.argv[1:] else FILES
     if not npm_server().exists():
         print(
             f"skipped: {npm_server()} is missing; run npm install --prefix .npm-servers "
@@ -212,7 +230,10 @@ def main() -> int:
     files_dir = workdir / "files"
     files_dir.mkdir()
     try:
-        rows = [measure(name, files_dir) for name in (SMOKE_FILES if smoke else FILES)]
+        rows = []
+        for number, name in enumerate(files, 1):
+            print(f"[{number}/{len(files)}] {Path(name).name}", file=sys.stderr, flush=True)
+            rows.append(measure(name, files_dir))
     finally:
         shutil.rmtree(workdir, ignore_errors=True)
     print(f"Tokens: {token_method()}; fields changed: " + ", ".join(f"{r['file']}: {r['field']}" for r in rows))
