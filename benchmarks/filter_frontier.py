@@ -1,0 +1,111 @@
+"""What the filter's two knobs trade: must-keep, must-drop and corpus tokens at other thresholds and budgets.
+
+    pip install numpy                                   # the fit only
+    python benchmarks/filter_frontier.py                # the table in benchmarks/README.md (about 30 s)
+    python benchmarks/filter_frontier.py --thresholds -1,0 --budgets 340
+
+Issue 16 asks for three things at once: must-keep shown >= 90% and must-drop hidden >= 85% leave-one-API-out,
+and <= 10,500 tokens of default CLI text on the 28 corpus files. This prints, for each score threshold and
+budget of shown lines (``Tuning.budget``), both sides of that:
+
+- leave-one-API-out on the new labelled set with the threshold held fixed (the weights fitted without each
+  family, as ``filter_learn.py`` does; there the threshold is chosen per fold, here it is the row's);
+- with the shipped weights at that threshold and budget: the 28 corpus files' CLI text (tokens in all, files
+  over 600) and the default view of the new set (must-keep shown, findable by name).
+
+A what-if, not a setting: the row's threshold and budget replace the shipped ones in this process only
+(``learned.MODEL`` and ``choose_fields``' default tuning, patched for the row and restored).
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import tempfile
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from pathlib import Path
+from unittest import mock
+
+REPO = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(REPO))
+sys.path.insert(0, str(REPO / "benchmarks"))
+
+import filter_eval as fe  # noqa: E402
+import filter_learn as fl  # noqa: E402
+
+from pflow_structure.filtering import choose_fields, learned  # noqa: E402
+from pflow_structure.filtering.features import Model  # noqa: E402
+from pflow_structure.filtering.signals import DEFAULT_TUNING, Tuning  # noqa: E402
+
+
+def corpus_tokens(tuning: Tuning, model: Model) -> tuple[int, int]:
+    """Tokens of the 28 corpus files' default CLI text, and how many files are over 600."""
+    from common import Context, cli_text
+
+    from pflow_structure.render.tokens import count_tokens
+
+    counts = []
+    with tempfile.TemporaryDirectory() as work, _shipped(tuning, model):
+        context = Context(smoke=False, workdir=Path(work), cache_dir=Path(work) / "cache")
+        for path in sorted((REPO / "tests" / "corpus").glob("*.json")):
+            counts.append(count_tokens(cli_text(path, context)[0]))
+    return sum(counts), sum(count > 600 for count in counts)
+
+
+@contextmanager
+def _shipped(tuning: Tuning, model: Model) -> Iterator[None]:
+    """``choose_fields`` with this tuning and model by default, for the block."""
+    defaults = dict(choose_fields.__kwdefaults__ or {}, tuning=tuning)
+    with mock.patch.object(choose_fields, "__kwdefaults__", defaults), mock.patch.object(learned, "MODEL", model):
+        yield
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--thresholds", default="-1.5,-1,-0.5,0,0.5", help="score thresholds, comma-separated")
+    parser.add_argument("--budgets", default="220,340,460", help="budgets of shown lines (tokens), comma-separated")
+    args = parser.parse_args(argv)
+    thresholds = [float(value) for value in args.thresholds.split(",")]
+    budgets = [int(value) for value in args.budgets.split(",")]
+    if learned.MODEL is None:
+        print("no shipped weights in pflow_structure/filtering/learned.py", file=sys.stderr)
+        return 1
+    new, old = fe.load_new(), fe.load_old()
+    every_case = new + old
+    samples = fl.samples(every_case)
+    names = sorted({name for sample in samples for name in sample.features})
+    families = sorted({case.family for case in new})
+    print(f"fitting without each of {len(families)} families ...", file=sys.stderr, flush=True)
+    weights = {family: fl.fit([s for s in samples if s.family != family], names) for family in families}
+    print(
+        "| Budget | Threshold | Leave-one-API-out: must-keep shown | must-drop hidden "
+        "| Corpus CLI tokens (files over 600) | Default view: must-keep shown | findable by name |"
+    )
+    print("|---|---|---|---|---|---|---|")
+    for budget in budgets:
+        tuning = DEFAULT_TUNING._replace(budget=budget)
+        for threshold in thresholds:
+            held = fe.ZERO
+            for case in new:
+                choice = choose_fields(
+                    case.structure, signals=case.signals, model=Model(weights[case.family], threshold), tuning=tuning
+                )
+                held += fe.score(case, choice.kept_fields, choice.hidden)
+            shipped = Model(learned.MODEL.weights, threshold)
+            tokens, over = corpus_tokens(tuning, shipped)
+            with _shipped(tuning, shipped):
+                view = sum(map(fe.default_view, new), fe.ZERO)
+            keep, drop, _ = fe.rates(held)
+            view_keep, _, findable = fe.rates(view)
+            mark = " (shipped)" if (budget, threshold) == (DEFAULT_TUNING.budget, learned.MODEL.threshold) else ""
+            print(
+                f"| {budget} | {threshold}{mark} | {keep:.1%} | {drop:.1%} | {tokens:,} ({over}) "
+                f"| {view_keep:.1%} | {findable:.2%} |",
+                flush=True,
+            )
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
