@@ -19,6 +19,7 @@ counting, so counts repeat from run to run. Each run checks that the written fil
     python benchmarks/refs.py            # the table below in benchmarks/README.md
     python benchmarks/refs.py --smoke    # one small file (CI)
     python benchmarks/refs.py --large    # every real response in the repository of 100 KB or more
+    python benchmarks/refs.py --files A.json B.json   # these JSON documents (absolute or relative paths)
 """
 
 from __future__ import annotations
@@ -214,8 +215,11 @@ def table(rows: list[dict[str, Any]]) -> str:
 
 
 def main() -> int:
-    smoke = "--smoke" in sys.argv[1:]
-    files = SMOKE_FILES if smoke else large_files() if "--large" in sys.argv[1:] else FILES
+    args = sys.argv[1:]
+    smoke = "--smoke" in args
+    files = SMOKE_FILES if smoke else large_files() if "--large" in args else FILES
+    if "--files" in args:
+        files = [str(Path(name).resolve()) for name in args[args.index("--files") + 1 :]]
     if not npm_server().exists():
         print(
             f"skipped: {npm_server()} is missing; run npm install --prefix .npm-servers "
