@@ -192,8 +192,8 @@ class ReferenceTooLargeError(StructureError, ValueError):
         self.size = size
         self.cap = cap
         super().__init__(
-            f"Values passed by reference come to {size:,} bytes at {reference} (in {location}), over the cap of "
-            f"{cap:,} bytes. Pass a smaller part (a longer path), or raise PFLOW_STRUCTURE_MAX_REFERENCE_SIZE."
+            f"Values passed by reference come to at least {size:,} bytes at {reference} (in {location}), over the "
+            f"cap of {cap:,} bytes. Pass a smaller part (a longer path), or raise PFLOW_STRUCTURE_MAX_REFERENCE_SIZE."
         )
 
 

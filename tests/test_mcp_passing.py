@@ -124,8 +124,8 @@ def test_a_reference_over_the_size_cap_is_refused_with_the_setting_named() -> No
 
     answer, calls = in_session([*PROXY, "--", *ECHO], work, {"PFLOW_STRUCTURE_MAX_REFERENCE_SIZE": "4KB"})
     assert texts(answer) == [
-        f"Error: Values passed by reference come to 5,000 bytes at ${{{execution_id}:result}} (in a), over the cap "
-        "of 4,096 bytes. Pass a smaller part (a longer path), or raise PFLOW_STRUCTURE_MAX_REFERENCE_SIZE."
+        f"Error: Values passed by reference come to at least 5,000 bytes at ${{{execution_id}:result}} (in a), over "
+        "the cap of 4,096 bytes. Pass a smaller part (a longer path), or raise PFLOW_STRUCTURE_MAX_REFERENCE_SIZE."
     ]
     assert texts(calls) == ["0 calls before"]
 

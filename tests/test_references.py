@@ -182,8 +182,8 @@ def test_the_resolved_size_is_capped(stored: str) -> None:
     # {"name":"alpha","size":3} is 25 bytes; the title adds 6
     assert resolve_arguments({"a": ref(stored, "result.items[0]")}, settings=settings) == {"a": DOC["items"][0]}
     assert error_of({"a": ref(stored, "result.items[0]"), "b": ref(stored, "result.title")}, settings=settings) == (
-        f"Values passed by reference come to 31 bytes at ${{{stored}:result.title}} (in b), over the cap of 30 "
-        "bytes. Pass a smaller part (a longer path), or raise PFLOW_STRUCTURE_MAX_REFERENCE_SIZE."
+        f"Values passed by reference come to at least 31 bytes at ${{{stored}:result.title}} (in b), over the cap "
+        "of 30 bytes. Pass a smaller part (a longer path), or raise PFLOW_STRUCTURE_MAX_REFERENCE_SIZE."
     )
 
 

@@ -55,6 +55,8 @@ def parse_changes(items: Sequence[str]) -> dict[str, Any]:
     changes: dict[str, Any] = {}
     for item in items:
         cut = _assignment(item)
+        if cut < 0:  # an unclosed bracket or quote: cut at the first "=", and the path's own error says what is wrong
+            cut = item.find("=")
         if cut < 0:
             raise click.UsageError(f"{item!r} has no '='; write PATH=JSON, e.g. 'result.title=\"New\"'")
         path, raw = item[:cut], item[cut + 1 :]
@@ -81,7 +83,7 @@ def _assignment(item: str) -> int:
         elif char == "[":
             depth += 1
         elif char == "]":
-            depth -= 1
+            depth = max(depth - 1, 0)  # a stray "]" is the path's error, not a reason to miss the "="
         elif char == "=" and depth == 0:
             return index
         index += 1

@@ -39,8 +39,11 @@ def edit_arguments(arguments: Mapping[str, Any]) -> tuple[str, dict[str, Any], l
     execution_id = arguments.get("execution_id")
     if not isinstance(execution_id, str) or not execution_id:
         raise ParameterError("execution_id is required: the execution_id of the value to change")
-    set_values = arguments.get("set") or {}
-    delete = arguments.get("delete") or []
+    # Only a missing (or null) argument means "none": a wrong type, even an empty one, is refused.
+    set_values = arguments.get("set")
+    set_values = {} if set_values is None else set_values
+    delete = arguments.get("delete")
+    delete = [] if delete is None else delete
     if not isinstance(set_values, dict):
         raise ParameterError('set must be an object of path: value, e.g. {"result.title": "New title"}')
     if not isinstance(delete, list) or not all(isinstance(path, str) for path in delete):

@@ -11,7 +11,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from pflow_structure.cache.backend import CacheBackend, StoredExecutionLike
-from pflow_structure.errors import ParameterError
+from pflow_structure.errors import CacheWriteError, ParameterError
 from pflow_structure.service.arguments import resolve_arguments
 from pflow_structure.settings import Settings
 
@@ -47,11 +47,14 @@ def edit_fields(
     entry = cache.get(execution_id)
     values = resolve_arguments(set_values, settings=settings, cache=cache)
     edited = apply_edits(entry.outputs, values, delete)
-    kept_binary = [p for p in entry.binary_paths if not _under_any(p, edited.changed)]
-    kept_text = [p for p in entry.text_paths if not _under_any(p, edited.changed)]
+    # A recorded binary or text path follows its value (a deleted item moves the later ones up).
+    kept_binary = edited.carry(entry.binary_paths)
+    kept_text = edited.carry(entry.text_paths)
     # Only the paths go into params: the values may be large, or secret.
     params = {"edited_from": execution_id, "set": list(set_values), "delete": list(delete)}
     stored = cache.put(entry.node_type, params, edited.value, binary_paths=kept_binary, text_paths=kept_text)
+    if not stored.cached:  # the new id is all an edit gives: one that reads nothing would mislead
+        raise CacheWriteError("The edited value could not be stored: " + " ".join(stored.warnings))
     if changes_only:
         return _changes(entry.outputs, entry.binary_paths, edited.value, kept_binary, stored, execution_id, settings)
     result = describe_stored(
@@ -72,12 +75,23 @@ def _checked(set_values: Any, delete: Any) -> tuple[dict[str, Any], list[str]]:
         raise ParameterError('delete must be a list of paths (strings), e.g. ["result.draft"]')
     if not set_values and not delete:
         raise ParameterError('nothing to edit: give set ({"path": value}) or delete (["path"]), or both')
+    for path, value in set_values.items():
+        _check_json(path, value)
     return dict(set_values), list(delete)
 
 
-def _under_any(path: Sequence[str | int], prefixes: Sequence[Sequence[str | int]]) -> bool:
-    """Whether ``path`` is at or under one of ``prefixes`` (its value may have changed)."""
-    return any(tuple(path[: len(prefix)]) == tuple(prefix) for prefix in prefixes)
+def _check_json(path: Any, value: Any) -> None:
+    """A value to set must have a JSON form: the cache stores JSON, and a value it cannot write
+    would leave the edit with no entry behind its id. (References are strings here.)"""
+    import json
+
+    try:
+        json.dumps(value, allow_nan=False)
+    except (TypeError, ValueError):
+        raise ParameterError(
+            f"the value for {path} is not JSON (NaN, Infinity and objects such as bytes have no JSON form): "
+            "give a string, a number, true/false, null, a list or an object"
+        ) from None
 
 
 def _changes(

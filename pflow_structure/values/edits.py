@@ -12,6 +12,7 @@ shared, so an edit of one field in a large value costs the length of the path, n
 
 from __future__ import annotations
 
+import bisect
 import difflib
 from collections.abc import Mapping, Sequence
 from typing import Any, NamedTuple
@@ -33,15 +34,50 @@ __all__ = ["EditedValue", "apply_edits"]
 
 
 class EditedValue(NamedTuple):
-    """The edited copy, and the concrete paths whose contents changed (for bookkeeping such
-    as which recorded binary paths still hold)."""
+    """The edited copy, the concrete paths that ``set`` replaced and the ones ``delete`` removed
+    (paths in the value as it was before the deletes)."""
 
     value: Any
-    changed: list[ConcretePath]
+    replaced: list[ConcretePath]
+    removed: list[ConcretePath]
+
+    def carry(self, paths: Sequence[Sequence[str | int]]) -> list[ConcretePath]:
+        """Where ``paths`` of the original value (recorded binary or text paths) are in the edited one.
+
+        A path at or under a replaced or removed one is dropped (its value is not the recorded
+        one any more); an index after removed items of the same list moves up with its item.
+
+        >>> apply_edits({"a": ["x", "y", "z"]}, {}, ["a[0]"]).carry([["a", 1], ["a", 0], ["a"]])
+        [('a', 0), ('a',)]
+        """
+        gone = {tuple(path) for path in (*self.replaced, *self.removed)}
+        removed_items: dict[ConcretePath, list[int]] = {}
+        for path in self.removed:
+            if path and isinstance(path[-1], int):
+                removed_items.setdefault(tuple(path[:-1]), []).append(path[-1])
+        for indices in removed_items.values():
+            indices.sort()
+        carried: list[ConcretePath] = []
+        for path in map(tuple, paths):
+            if any(path[:length] in gone for length in range(len(path) + 1)):
+                continue
+            carried.append(
+                tuple(
+                    step - bisect.bisect_left(removed_items.get(path[:depth], ()), step)
+                    if isinstance(step, int)
+                    else step
+                    for depth, step in enumerate(path)
+                )
+            )
+        return carried
 
 
 def apply_edits(root: Any, set_values: Mapping[str, Any], delete: Sequence[str] = ()) -> EditedValue:
     """``root`` with each ``path: value`` of ``set_values`` set, then each path of ``delete`` removed.
+
+    Sets apply in order (a later one may set a key under an earlier one). Every delete path names
+    a place in the value as the sets left it, so ``["items[0]", "items[1]"]`` removes the first
+    two items, whatever the order, and a path given twice removes once.
 
     >>> apply_edits({"a": [{"b": 1}, {"b": 2}]}, {"a[*].b": 0, "c": True}).value
     {'a': [{'b': 0}, {'b': 0}], 'c': True}
@@ -50,17 +86,17 @@ def apply_edits(root: Any, set_values: Mapping[str, Any], delete: Sequence[str] 
     :class:`PathNotFoundError` for a missing parent, an index out of range, or a delete that
     finds nothing.
     """
-    changed: list[ConcretePath] = []
+    replaced: list[ConcretePath] = []
     for path, value in set_values.items():
-        segments = _segments(path)
-        root = _Edit(path, segments, changed).set(root, 0, (), value)
+        root = _Edit(path, _segments(path), replaced).set(root, 0, (), value)
+    removed: list[ConcretePath] = []
     for path in delete:
         segments = _segments(path)
-        edit = _Edit(path, segments, changed)
-        root = edit.delete(root, 0, ())
-        if not edit.removed:
+        found = len(removed)
+        _Edit(path, segments, removed).find(root, 0, ())
+        if len(removed) == found:
             raise PathNotFoundError(path, len(segments) - 1, "there is nothing to delete: no item has this path.")
-    return EditedValue(root, changed)
+    return EditedValue(_without(root, _tree(removed)) if removed else root, replaced, removed)
 
 
 def _segments(path: str) -> tuple[Segment, ...]:
@@ -69,29 +105,80 @@ def _segments(path: str) -> tuple[Segment, ...]:
     return parse_path(path)
 
 
+def _tree(paths: Sequence[ConcretePath]) -> dict[str | int, Any]:
+    """The removed paths as a tree of steps; ``True`` marks a removed value (what is under it goes too)."""
+    tree: dict[str | int, Any] = {}
+    for path in paths:
+        node = tree
+        for step in path[:-1]:
+            child = node.setdefault(step, {})
+            if child is True:
+                break  # under a value removed already
+            node = child
+        else:
+            node[path[-1]] = True
+    return tree
+
+
+def _without(node: Any, tree: dict[str | int, Any]) -> Any:
+    """A copy of ``node`` without the values ``tree`` marks; only the containers on the way are copied."""
+    if isinstance(node, str):  # a string that holds JSON, read through as the paths were
+        return format_json(_without(parse_json_text(node), tree), compact=True)
+    if isinstance(node, list):
+        return [
+            _without(item, tree[i]) if i in tree else item for i, item in enumerate(node) if tree.get(i) is not True
+        ]
+    return {
+        key: _without(item, tree[key]) if key in tree else item
+        for key, item in node.items()
+        if tree.get(key) is not True
+    }
+
+
 class _Edit:
     def __init__(self, path: str, segments: Sequence[Segment], changed: list[ConcretePath]) -> None:
         self.path = path
         self.segments = segments
         self.changed = changed
-        self.removed = 0
         self.under_wildcard = any(segment is WILDCARD for segment in segments)
 
     def set(self, node: Any, index: int, where: ConcretePath, value: Any) -> Any:
         if index == len(self.segments):
             self.changed.append(where)
             return value
-        return self.step(node, index, where, lambda child, i, at: self.set(child, i, at, value), create=True)
+        return self.step(node, index, where, lambda child, i, at: self.set(child, i, at, value))
 
-    def delete(self, node: Any, index: int, where: ConcretePath) -> Any:
-        if index == len(self.segments) - 1:
-            return self.remove(node, index, where)
-        return self.step(node, index, where, self.delete, create=False)
+    def find(self, node: Any, index: int, where: ConcretePath) -> None:
+        """Add the concrete paths this delete path names to ``changed``; nothing is removed yet."""
+        if isinstance(node, str) and (parsed := parse_json_text(node)) is not None:
+            node = parsed
+        segment = self.segments[index]
+        last = index == len(self.segments) - 1
+        if segment is WILDCARD:
+            if not isinstance(node, (list, dict)):
+                raise self.fail(index, f"{describe_value(node)} has no items for [*].")
+            steps: list[str | int] = list(range(len(node))) if isinstance(node, list) else list(node)
+        elif isinstance(segment, int):
+            steps = [self.position(node, segment, index)]
+        else:
+            assert isinstance(segment, str)
+            if not isinstance(node, dict):
+                raise self.fail(index, f"no key {segment!r}: found {describe_value(node)}.")
+            if segment not in node and not last:
+                raise self.missing_parent(node, index, False)
+            if segment not in node and not self.under_wildcard:
+                raise self.nothing_to_delete(node, index)
+            steps = [segment] if segment in node else []  # an item of a [*] without the key is skipped
+        for step in steps:
+            if last:
+                self.changed.append((*where, step))
+            else:
+                self.find(node[step], index + 1, (*where, step))
 
-    def step(self, node: Any, index: int, where: ConcretePath, inner: Any, *, create: bool) -> Any:
+    def step(self, node: Any, index: int, where: ConcretePath, inner: Any) -> Any:
         """Copy ``node`` with the child at segment ``index`` replaced by ``inner(child, index + 1, at)``."""
         if isinstance(node, str) and (parsed := parse_json_text(node)) is not None:
-            return format_json(self.step(parsed, index, where, inner, create=create), compact=True)
+            return format_json(self.step(parsed, index, where, inner), compact=True)
         segment = self.segments[index]
         last = index == len(self.segments) - 1
         if segment is WILDCARD:
@@ -108,39 +195,18 @@ class _Edit:
         assert isinstance(segment, str)
         if not isinstance(node, dict):
             raise self.fail(index, f"no key {segment!r}: found {describe_value(node)}.")
-        if segment not in node and not (create and last):
-            raise self.missing_parent(node, index, create)
+        if segment not in node and not last:
+            raise self.missing_parent(node, index, True)
         copy = dict(node)
         copy[segment] = inner(node.get(segment), index + 1, (*where, segment))
         return copy
 
-    def remove(self, node: Any, index: int, where: ConcretePath) -> Any:
-        if isinstance(node, str) and (parsed := parse_json_text(node)) is not None:
-            return format_json(self.remove(parsed, index, where), compact=True)
+    def nothing_to_delete(self, node: dict[str, Any], index: int) -> PathNotFoundError:
         segment = self.segments[index]
-        if segment is WILDCARD:
-            if not isinstance(node, (list, dict)):
-                raise self.fail(index, f"{describe_value(node)} has no items for [*].")
-            self.removed += len(node)
-            self.changed.append(where)
-            return [] if isinstance(node, list) else {}
-        if isinstance(segment, int):
-            position = self.position(node, segment, index)
-            self.removed += 1
-            self.changed.append(where)  # later items move up: everything under the list changed
-            return node[:position] + node[position + 1 :]
         assert isinstance(segment, str)
-        if not isinstance(node, dict):
-            raise self.fail(index, f"no key {segment!r}: found {describe_value(node)}.")
-        if segment not in node and not self.under_wildcard:
-            close = difflib.get_close_matches(segment, [key for key in node if isinstance(key, str)], n=3, cutoff=0.6)
-            suggestions = [format_path([*self.segments[:index], key]) for key in close]
-            raise PathNotFoundError(self.path, index, f"no key {segment!r} here: nothing to delete.", suggestions)
-        if segment not in node:
-            return node  # an item of a [*] without the key; a delete that removes nothing at all fails
-        self.removed += 1
-        self.changed.append((*where, segment))
-        return {key: value for key, value in node.items() if key != segment}
+        close = difflib.get_close_matches(segment, [key for key in node if isinstance(key, str)], n=3, cutoff=0.6)
+        suggestions = [format_path([*self.segments[:index], key]) for key in close]
+        return PathNotFoundError(self.path, index, f"no key {segment!r} here: nothing to delete.", suggestions)
 
     def position(self, node: Any, segment: int, index: int) -> int:
         if not isinstance(node, list):

@@ -44,6 +44,8 @@ DEFAULT_MAX_REFERENCE_BYTES = 20 * 1024**2
 MAX_PATH_CHARS = 1024
 _SPECIAL = re.compile(r"[\"'{}\\]")
 MARKER = "${exec-"
+# Schemas nest anyOf/oneOf/allOf; this many branches are looked at for one argument, no more.
+MAX_SCHEMA_BRANCHES = 32
 # "$" before "${exec-" escapes it; the id's shape is checked again (length) in _references.
 _START = re.compile(r"(\$?)\$\{(exec-[0-9]{1,12}-[0-9a-f]{8,16}):")
 
@@ -94,9 +96,10 @@ def resolve_references(
     :class:`UnresolvedReferenceError` (unknown or expired id, a path that finds nothing) and
     :class:`ReferenceTooLargeError` when the values passed come to more than ``max_bytes``.
     """
-    resolver = _Resolver(lookup, max_bytes, schema or {})
+    root_schema = schema if isinstance(schema, Mapping) else {}  # a server's schema may be anything
+    resolver = _Resolver(lookup, max_bytes, root_schema)
     try:
-        return resolver.walk(arguments, (), schema or {})
+        return resolver.walk(arguments, (), root_schema)
     except RecursionError:
         raise ParameterError("the arguments are nested too deeply to resolve references in them") from None
 
@@ -119,16 +122,41 @@ class _Resolver:
         return value
 
     def child(self, schema: Mapping[str, Any], step: str | int) -> Mapping[str, Any]:
-        schema = self.follow_ref(schema)
-        if isinstance(step, str):
-            found = (schema.get("properties") or {}).get(step, schema.get("additionalProperties"))
-        else:
-            prefix = schema.get("prefixItems") or []
-            found = prefix[step] if step < len(prefix) else schema.get("items")
-        return found if isinstance(found, Mapping) else {}
+        """The schema of ``step`` inside ``schema`` (through anyOf/oneOf/allOf branches, as in
+        an optional object); ``{}`` when there is none. A schema from a server may be malformed:
+        anything that is not the JSON Schema shape counts as no schema, never as an error."""
+        for branch in self.branches(schema):
+            if isinstance(step, str):
+                properties = branch.get("properties")
+                found = properties.get(step) if isinstance(properties, Mapping) else None
+                if not isinstance(found, Mapping):
+                    found = branch.get("additionalProperties")
+            else:
+                prefix = branch.get("prefixItems")
+                found = prefix[step] if isinstance(prefix, list) and step < len(prefix) else branch.get("items")
+            if isinstance(found, Mapping):
+                return found
+        return {}
 
-    def follow_ref(self, schema: Mapping[str, Any]) -> Mapping[str, Any]:
+    def branches(self, schema: Mapping[str, Any]) -> list[Mapping[str, Any]]:
+        """``schema`` and the branches of its anyOf/oneOf/allOf, local ``$ref`` followed; at most
+        ``MAX_SCHEMA_BRANCHES``, so a hostile schema costs little."""
+        found: list[Mapping[str, Any]] = []
+        pending: list[Any] = [schema]
+        while pending and len(found) < MAX_SCHEMA_BRANCHES:
+            branch = self.follow_ref(pending.pop(0))
+            found.append(branch)
+            for key in ("anyOf", "oneOf", "allOf"):
+                listed = branch.get(key)
+                if isinstance(listed, list):
+                    pending.extend(item for item in listed if isinstance(item, Mapping))
+        return found
+
+    def follow_ref(self, given: Any) -> Mapping[str, Any]:
         """A local ``$ref`` (``#/$defs/Name``) is followed, a few steps at most."""
+        if not isinstance(given, Mapping):
+            return {}
+        schema: Mapping[str, Any] = given
         for _ in range(8):
             ref = schema.get("$ref")
             if not isinstance(ref, str) or not ref.startswith("#/"):
@@ -141,15 +169,25 @@ class _Resolver:
             schema = target
         return schema
 
+    def wants_string(self, schema: Mapping[str, Any], value: Any) -> bool:
+        """The schema takes a string here and not the value's own type."""
+        types: set[str] = set()
+        for branch in self.branches(schema):
+            declared = branch.get("type")
+            types.update([declared] if isinstance(declared, str) else declared if isinstance(declared, list) else [])
+        kind = _json_type(value)
+        accepted = kind in types or (kind == "integer" and "number" in types)
+        return "string" in types and not accepted
+
     def string(self, text: str, where: Location, schema: Mapping[str, Any]) -> Any:
         parts = list(_references(text))
         if not parts:
             return text
         if len(parts) == 1 and isinstance(parts[0], _Reference) and parts[0].start == 0 and parts[0].end == len(text):
             value = self.value(parts[0], where)
-            if not isinstance(value, str) and _wants_string(self.follow_ref(schema), value):
-                value = format_json(value, compact=True)
             self.count(value, parts[0], where)
+            if not isinstance(value, str) and self.wants_string(schema, value):
+                value = format_json(value, compact=True)
             return value
         pieces: list[str] = []
         for part in parts:
@@ -157,9 +195,8 @@ class _Resolver:
                 pieces.append(part)
                 continue
             value = self.value(part, where)
-            piece = value if isinstance(value, str) else format_json(value, compact=True)
-            self.count(piece, part, where)
-            pieces.append(piece)
+            self.count(value, part, where)
+            pieces.append(value if isinstance(value, str) else format_json(value, compact=True))
         return "".join(pieces)
 
     def value(self, reference: _Reference, where: Location) -> Any:
@@ -171,8 +208,8 @@ class _Resolver:
             raise UnresolvedReferenceError(_shown(reference), _location(where), str(exc)) from None
 
     def count(self, value: Any, reference: _Reference, where: Location) -> None:
-        size = len(value.encode("utf-8", "surrogatepass")) if isinstance(value, str) else _json_size(value)
-        self.total += size
+        """Add the value's size (before any text is made of it) and refuse it over the cap."""
+        self.total += _size(value, self.max_bytes - self.total)
         if self.total > self.max_bytes:
             raise ReferenceTooLargeError(_shown(reference), _location(where), self.total, self.max_bytes)
 
@@ -260,22 +297,20 @@ def _json_type(value: Any) -> str:
     return next((name for kind, name in _JSON_TYPES if isinstance(value, kind)), "object")
 
 
-def _schema_types(schema: Mapping[str, Any]) -> set[str]:
-    declared = schema.get("type")
-    types = {declared} if isinstance(declared, str) else set(declared) if isinstance(declared, list) else set()
-    for key in ("anyOf", "oneOf"):
-        for branch in schema.get(key) or []:
-            if isinstance(branch, Mapping):
-                types |= _schema_types(branch)
-    return {name for name in types if isinstance(name, str)}
-
-
-def _wants_string(schema: Mapping[str, Any], value: Any) -> bool:
-    """The schema takes a string here and not the value's own type."""
-    types = _schema_types(schema)
-    kind = _json_type(value)
-    accepted = kind in types or (kind == "integer" and "number" in types)
-    return "string" in types and not accepted
+def _size(value: Any, budget: int) -> int:
+    """Bytes of ``value`` as it is passed: a string's text, anything else's compact JSON. A list (what
+    ``[*]`` and JSONPath give) is measured item by item and only until it passes ``budget``: the
+    matches of ``$..*`` overlap, and their whole text would be many times the cached value."""
+    if isinstance(value, str):
+        return len(value.encode("utf-8", "surrogatepass"))
+    if not isinstance(value, list):
+        return _json_size(value)
+    total = 2 + max(len(value) - 1, 0)  # the brackets and the commas
+    for item in value:
+        total += _json_size(item)
+        if total > budget:
+            break
+    return total
 
 
 def _json_size(value: Any) -> int:
@@ -283,13 +318,17 @@ def _json_size(value: Any) -> int:
 
 
 def _shown(reference: _Reference) -> str:
-    text = reference.text
-    return text if len(text) <= 200 else text[:150] + "..." + text[-40:]
+    return _shortened(reference.text)
 
 
 def _location(where: Location) -> str:
     if not where:
         return "the arguments"
     if isinstance(where[0], int):
-        return "item " + format_path(["x", *where])[1:]
-    return format_path(where)
+        return "item " + _shortened(format_path(["x", *where])[1:])
+    return _shortened(format_path(where))
+
+
+def _shortened(text: str) -> str:
+    """At most about 200 characters: an argument's key may be as long as the caller likes."""
+    return text if len(text) <= 200 else text[:150] + "..." + text[-40:]
