@@ -22,6 +22,7 @@ refit without ``--shipped-families`` takes it in.
 from __future__ import annotations
 
 import argparse
+import json
 import sys
 from collections.abc import Mapping, Sequence
 from pathlib import Path
@@ -203,10 +204,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     return 0
 
 
-def write(weights: Mapping[str, float], threshold: float, families: Sequence[str]) -> None:
-    body = ",\n".join(f"        {name!r}: {value}" for name, value in sorted(weights.items()))
-    fitted = "".join(f"    {family!r},\n" for family in sorted(families))
-    LEARNED.write_text(
+def learned_source(weights: Mapping[str, float], threshold: float, families: Sequence[str]) -> str:
+    """The text of ``learned.py`` for these weights, as ruff formats it (names in double quotes), so a
+    refit on the same families gives the shipped file byte for byte (a test checks)."""
+    body = ",\n".join(f"        {json.dumps(name)}: {value}" for name, value in sorted(weights.items()))
+    fitted = "".join(f"    {json.dumps(family)},\n" for family in sorted(families))
+    return (
         '"""Weights of the learned field score (see :mod:`pflow_structure.filtering.features`).\n\n'
         "Written by ``python benchmarks/filter_learn.py --write``; do not edit by hand.\n"
         '"""\n\nfrom __future__ import annotations\n\n'
@@ -214,9 +217,12 @@ def write(weights: Mapping[str, float], threshold: float, families: Sequence[str
         f"MODEL: Model | None = Model(\n    weights={{\n{body},\n    }},\n    threshold={threshold},\n)\n"
         "# The API families the weights were fitted on: benchmarks/filter_eval.py judges every other\n"
         "# labelled family with these weights as never seen.\n"
-        f"FITTED_ON: tuple[str, ...] = (\n{fitted})\n",
-        encoding="utf-8",
+        f"FITTED_ON: tuple[str, ...] = (\n{fitted})\n"
     )
+
+
+def write(weights: Mapping[str, float], threshold: float, families: Sequence[str]) -> None:
+    LEARNED.write_text(learned_source(weights, threshold, families), encoding="utf-8")
     print(f"wrote {LEARNED.relative_to(REPO)}")
 
 

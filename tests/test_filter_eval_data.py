@@ -57,6 +57,23 @@ def test_the_shipped_weights_name_the_labelled_families_they_were_fitted_on() ->
     assert set(FITTED_ON) <= {family.name for family in FAMILIES} | old
 
 
+def test_the_fit_writes_the_shipped_weights_file_byte_for_byte() -> None:
+    """``filter_learn.py --write`` on the shipped weights gives learned.py exactly (as ruff formats it),
+    so a refit on the same families shows no diff but the weights' own."""
+    import sys
+
+    from pflow_structure.filtering.learned import FITTED_ON, MODEL
+
+    sys.path.insert(0, str(REPO / "benchmarks"))
+    try:
+        import filter_learn
+    finally:
+        sys.path.remove(str(REPO / "benchmarks"))
+    assert MODEL is not None
+    shipped = (REPO / "pflow_structure" / "filtering" / "learned.py").read_text(encoding="utf-8")
+    assert filter_learn.learned_source(MODEL.weights, MODEL.threshold, FITTED_ON) == shipped
+
+
 @pytest.mark.parametrize("family", FAMILIES, ids=lambda path: path.name)
 def test_every_file_is_labelled_and_has_a_source_line(family: Path) -> None:
     labels = labels_of(family)
