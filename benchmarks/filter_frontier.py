@@ -28,7 +28,7 @@ from __future__ import annotations
 import argparse
 import sys
 import tempfile
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from unittest import mock
@@ -102,12 +102,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     for budget in budgets:
         tuning = DEFAULT_TUNING._replace(budget=budget)
         for threshold in thresholds:
-            held = fe.ZERO
-            for case in new:
-                choice = choose_fields(
-                    case.structure, signals=case.signals, model=Model(weights[case.family], threshold), tuning=tuning
-                )
-                held += fe.score(case, choice.kept_fields, choice.hidden)
+            held = judged(new, lambda case: weights[case.family], threshold, tuning)
             shipped = Model(learned.MODEL.weights, threshold)
             tokens, over = corpus_tokens(tuning, shipped)
             with _shipped(tuning, shipped):
@@ -123,6 +118,18 @@ def main(argv: Sequence[str] | None = None) -> int:
     return 0
 
 
+def judged(
+    cases: Sequence[fe.Case], weights_of: Callable[[fe.Case], dict[str, float]], threshold: float, tuning: Tuning
+) -> fe.Score:
+    """The cases' labels scored through the real ``choose_fields`` with each case's weights at ``threshold``."""
+    total = fe.ZERO
+    for case in cases:
+        model = Model(weights_of(case), threshold)
+        choice = choose_fields(case.structure, signals=case.signals, model=model, tuning=tuning)
+        total += fe.score(case, choice.kept_fields, choice.hidden)
+    return total
+
+
 def in_sample(new: Sequence[fe.Case], weights: dict[str, float], thresholds: list[float], budgets: list[int]) -> int:
     """Must-keep and must-drop on the new set with weights fitted on every family: the ceiling."""
     print("| Budget | Threshold | In-sample (fitted on every family): must-keep shown | must-drop hidden |")
@@ -130,13 +137,7 @@ def in_sample(new: Sequence[fe.Case], weights: dict[str, float], thresholds: lis
     for budget in budgets:
         tuning = DEFAULT_TUNING._replace(budget=budget)
         for threshold in thresholds:
-            total = fe.ZERO
-            for case in new:
-                choice = choose_fields(
-                    case.structure, signals=case.signals, model=Model(weights, threshold), tuning=tuning
-                )
-                total += fe.score(case, choice.kept_fields, choice.hidden)
-            keep, drop, _ = fe.rates(total)
+            keep, drop, _ = fe.rates(judged(new, lambda case: weights, threshold, tuning))
             print(f"| {budget} | {threshold} | {keep:.1%} | {drop:.1%} |", flush=True)
     return 0
 
