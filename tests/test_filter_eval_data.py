@@ -74,6 +74,27 @@ def test_the_fit_writes_the_shipped_weights_file_byte_for_byte() -> None:
     assert filter_learn.learned_source(MODEL.weights, MODEL.threshold, FITTED_ON) == shipped
 
 
+def test_filter_eval_judges_as_never_seen_exactly_the_families_the_weights_were_not_fitted_on() -> None:
+    """``benchmarks/filter_eval.py``'s never-seen table (no numpy needed): one row per labelled family
+    outside ``learned.FITTED_ON``, and a pooled row over exactly their labels."""
+    import sys
+
+    from pflow_structure.filtering.learned import FITTED_ON
+
+    sys.path.insert(0, str(REPO / "benchmarks"))
+    try:
+        import filter_eval
+    finally:
+        sys.path.remove(str(REPO / "benchmarks"))
+    cases = filter_eval.load_new()
+    fresh = sorted({case.family for case in cases} - set(FITTED_ON))
+    rows = [line for line in filter_eval.never_seen(cases) if line.startswith("| ") and not line.startswith("| Family")]
+    assert [row.split(" | ")[0].removeprefix("| ") for row in rows] == [*fresh, "**never seen, pooled**"]
+    keep = sum(len(case.keep) for case in cases if case.family in fresh)
+    drop = sum(len(case.drop) for case in cases if case.family in fresh)
+    assert f"/{keep})" in rows[-1].split(" | ")[1] and f"/{drop})" in rows[-1].split(" | ")[2]
+
+
 @pytest.mark.parametrize("family", FAMILIES, ids=lambda path: path.name)
 def test_every_file_is_labelled_and_has_a_source_line(family: Path) -> None:
     labels = labels_of(family)
