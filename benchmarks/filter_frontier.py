@@ -148,8 +148,11 @@ def misses(new: Sequence[fe.Case]) -> int:
     import re
     from collections import Counter, defaultdict
 
+    from pflow_structure.filtering.hidden import split_last
+
     def name(label: str) -> str:
-        return re.split(r"[.\[]", re.sub(r"(\[\d+\])+$", "", label))[-1].strip("\"'")
+        split = split_last(re.sub(r"(\[-?\d+\])+$", "", label))  # a list of scalars is named by its key
+        return split[1] if split else label
 
     count: dict[str, Counter[str]] = {"shown": Counter(), "hidden": Counter()}
     families: dict[str, defaultdict[str, set[str]]] = {"shown": defaultdict(set), "hidden": defaultdict(set)}

@@ -57,18 +57,24 @@ def test_the_shipped_weights_name_the_labelled_families_they_were_fitted_on() ->
     assert set(FITTED_ON) <= {family.name for family in FAMILIES} | old
 
 
-def test_the_fit_writes_the_shipped_weights_file_byte_for_byte() -> None:
-    """``filter_learn.py --write`` on the shipped weights gives learned.py exactly (as ruff formats it),
-    so a refit on the same families shows no diff but the weights' own."""
+def benchmark(name: str) -> Any:
+    """A module of benchmarks/ (they import each other by bare name), imported without numpy."""
+    import importlib
     import sys
-
-    from pflow_structure.filtering.learned import FITTED_ON, MODEL
 
     sys.path.insert(0, str(REPO / "benchmarks"))
     try:
-        import filter_learn
+        return importlib.import_module(name)
     finally:
         sys.path.remove(str(REPO / "benchmarks"))
+
+
+def test_the_fit_writes_the_shipped_weights_file_byte_for_byte() -> None:
+    """``filter_learn.py --write`` on the shipped weights gives learned.py exactly (as ruff formats it),
+    so a refit on the same families shows no diff but the weights' own."""
+    from pflow_structure.filtering.learned import FITTED_ON, MODEL
+
+    filter_learn = benchmark("filter_learn")
     assert MODEL is not None
     shipped = (REPO / "pflow_structure" / "filtering" / "learned.py").read_text(encoding="utf-8")
     assert filter_learn.learned_source(MODEL.weights, MODEL.threshold, FITTED_ON) == shipped
@@ -77,15 +83,9 @@ def test_the_fit_writes_the_shipped_weights_file_byte_for_byte() -> None:
 def test_filter_eval_judges_as_never_seen_exactly_the_families_the_weights_were_not_fitted_on() -> None:
     """``benchmarks/filter_eval.py``'s never-seen table (no numpy needed): one row per labelled family
     outside ``learned.FITTED_ON``, and a pooled row over exactly their labels."""
-    import sys
-
     from pflow_structure.filtering.learned import FITTED_ON
 
-    sys.path.insert(0, str(REPO / "benchmarks"))
-    try:
-        import filter_eval
-    finally:
-        sys.path.remove(str(REPO / "benchmarks"))
+    filter_eval = benchmark("filter_eval")
     cases = filter_eval.load_new()
     fresh = sorted({case.family for case in cases} - set(FITTED_ON))
     rows = [line for line in filter_eval.never_seen(cases) if line.startswith("| ") and not line.startswith("| Family")]

@@ -7,6 +7,7 @@ resolved by :mod:`pflow_structure.service.arguments`.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -83,8 +84,6 @@ def _checked(set_values: Any, delete: Any) -> tuple[dict[str, Any], list[str]]:
 def _check_json(path: Any, value: Any) -> None:
     """A value to set must have a JSON form: the cache stores JSON, and a value it cannot write
     would leave the edit with no entry behind its id. (References are strings here.)"""
-    import json
-
     try:
         json.dumps(value, allow_nan=False)
     except (TypeError, ValueError):

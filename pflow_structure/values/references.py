@@ -116,9 +116,16 @@ class _Resolver:
         if isinstance(value, str):
             return self.string(value, where, schema) if MARKER in value else value
         if isinstance(value, dict):
-            return {key: self.walk(item, (*where, key), self.child(schema, key)) for key, item in value.items()}
+            return {key: self.item(item, (*where, key), schema, key) for key, item in value.items()}
         if isinstance(value, list):
-            return [self.walk(item, (*where, index), self.child(schema, index)) for index, item in enumerate(value)]
+            return [self.item(item, (*where, index), schema, index) for index, item in enumerate(value)]
+        return value
+
+    def item(self, value: Any, where: Location, schema: Mapping[str, Any], step: str | int) -> Any:
+        """One item of a container: a scalar or a string without a reference is passed as it is,
+        without looking up its schema (most items of a large argument hold no reference)."""
+        if isinstance(value, (dict, list)) or (isinstance(value, str) and MARKER in value):
+            return self.walk(value, where, self.child(schema, step))
         return value
 
     def child(self, schema: Mapping[str, Any], step: str | int) -> Mapping[str, Any]:
