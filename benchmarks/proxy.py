@@ -411,7 +411,7 @@ async def _call(session: Any, tool: str, arguments: dict[str, Any]) -> tuple[dic
 async def _measure_server(
     server: Server, ctx: Context, repeats: int, errlog: TextIO, count: Callable[[str], int]
 ) -> dict[str, Any]:
-    from pflow_structure.mcp.answers import visible_tokens
+    from pflow_structure.mcp.proxy.shaping import visible_tokens
 
     base_env = dict(os.environ)
     proxy_env = {
@@ -495,7 +495,7 @@ async def _follow_up(
     count: Callable[[str], int],
 ) -> dict[str, Any]:
     """One read_fields call on the proxy's cached answer, as an agent would make next."""
-    from pflow_structure.mcp.answers import visible_tokens
+    from pflow_structure.mcp.proxy.shaping import visible_tokens
 
     structured = _cached(cached)
     if structured is None:

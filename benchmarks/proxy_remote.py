@@ -160,7 +160,7 @@ async def http_session(url: str) -> AsyncIterator[Any]:
 
 
 def visible(result: Any) -> int:
-    from pflow_structure.mcp.answers import visible_tokens
+    from pflow_structure.mcp.proxy.shaping import visible_tokens
     from pflow_structure.render.tokens import count_tokens
 
     return visible_tokens(result.model_dump(by_alias=True, exclude_none=True, mode="json"), count_tokens)

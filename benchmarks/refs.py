@@ -85,7 +85,7 @@ class Agent:
         return count_tokens(EXECUTION_ID.sub(FIXED_ID, text.replace(self.workdir, SHOWN_DIR)))
 
     async def call(self, name: str, arguments: dict[str, Any]) -> dict[str, Any]:
-        from pflow_structure.mcp.answers import visible_tokens
+        from pflow_structure.mcp.proxy.shaping import visible_tokens
 
         self.tokens += self._count(json.dumps({"name": name, "arguments": arguments}, ensure_ascii=False))
         answer = await self.session.call_tool(name, arguments)

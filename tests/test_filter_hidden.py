@@ -13,7 +13,7 @@ import pytest
 from pflow_structure.encoding import encode_value
 from pflow_structure.filtering import FilterOptions, choose_fields, filter_structure
 from pflow_structure.filtering.hidden import split_last
-from pflow_structure.mcp.answers import shape_result
+from pflow_structure.mcp.proxy.shaping import shape_result
 from pflow_structure.paths import format_path, parse_path, resolve
 from pflow_structure.render.structure_text import render_structure_text
 from pflow_structure.render.tokens import count_tokens

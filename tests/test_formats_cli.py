@@ -11,7 +11,7 @@ import pytest
 from click.testing import CliRunner
 
 from pflow_structure.cli import main
-from pflow_structure.mcp.answers import shape_result
+from pflow_structure.mcp.proxy.shaping import shape_result
 from pflow_structure.render.auto import render_as, render_auto
 from pflow_structure.render.failure_log import read_failures
 from pflow_structure.render.lines import render_lines

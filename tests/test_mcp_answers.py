@@ -1,4 +1,4 @@
-"""What the MCP proxy does to one tool result: pass, compact or cache (mcp/answers.py).
+"""What the MCP proxy does to one tool result: pass, compact or cache (mcp/proxy/shaping.py).
 
 Everything runs on a real execution cache under ``tmp_path`` and real token counts
 (``count_tokens``); a ``len`` counter is used where the exact numbers matter.
@@ -14,8 +14,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from pflow_structure.mcp.answer_text import edit_text, hint
-from pflow_structure.mcp.answers import (
+from pflow_structure.mcp.proxy.answer_text import edit_text, hint
+from pflow_structure.mcp.proxy.shaping import (
     MalformedJSONError,
     Shaped,
     duplicates_text,

@@ -354,13 +354,14 @@ def test_a_transformation_that_raises_gives_the_raw_result_and_one_log_line(monk
     import anyio
     from mcp import ClientSession
 
-    from pflow_structure.mcp import answers, proxy_run
+    from pflow_structure.mcp.proxy import run as proxy_run
+    from pflow_structure.mcp.proxy import shaping
     from pflow_structure.settings import Settings
 
     def broken(*args: Any, **kwargs: Any) -> Any:
         raise RuntimeError("forced failure in the transformation")
 
-    monkeypatch.setattr(answers, "shape_result", broken)  # what the proxy's shape_and_store calls
+    monkeypatch.setattr(shaping, "shape_result", broken)  # what the proxy's shape_and_store calls
 
     async def main() -> Any:
         to_server = anyio.create_memory_object_stream[Any](16)

@@ -23,7 +23,7 @@ from typing import IO, Any
 
 import pytest
 
-from pflow_structure.mcp.stdio import TooLong, _Splitter
+from pflow_structure.mcp.proxy.stdio import TooLong, _Splitter
 from tests.conftest import REPO
 from tests.test_mcp_proxy import PROXY, assert_gone, npm_server
 

@@ -363,7 +363,7 @@ def test_calls_in_flight_when_the_client_leaves_get_at_most_the_timeout_to_finis
 
 
 def test_a_failed_connection_is_put_in_words_with_what_to_check() -> None:
-    from pflow_structure.mcp.remote import diagnose
+    from pflow_structure.mcp.proxy.remote import diagnose
 
     url = "https://mcp.example.com/mcp"
     assert diagnose(url, "streamable-http", "ConnectError: [Errno -2] Name or service not known", None) == (

@@ -345,7 +345,7 @@ def test_proxy_options_that_do_not_fit_together_are_usage_errors() -> None:
 
 def test_headers_expand_from_the_environment_and_errors_never_show_a_value() -> None:
     from pflow_structure.errors import ParameterError
-    from pflow_structure.mcp.remote import expand, parse_headers, redact_url
+    from pflow_structure.mcp.proxy.remote import expand, parse_headers, redact_url
 
     headers = parse_headers(["Authorization: Bearer ${TOKEN}", "X-Team:  ${TEAM}-${TEAM} "])
     assert headers == {"Authorization": "Bearer ${TOKEN}", "X-Team": "${TEAM}-${TEAM}"}
@@ -364,7 +364,7 @@ def test_headers_expand_from_the_environment_and_errors_never_show_a_value() -> 
 
 def test_a_config_file_in_the_clients_shape_is_read_and_checked(tmp_path: Path) -> None:
     from pflow_structure.errors import ParameterError
-    from pflow_structure.mcp.remote import read_config
+    from pflow_structure.mcp.proxy.remote import read_config
 
     config = tmp_path / "c.json"
     config.write_text('{"type": "sse", "url": "http://127.0.0.1:1/sse", "headers": {"A": "b"}}')

@@ -247,7 +247,7 @@ def test_an_edit_the_cache_could_not_store_is_an_error_not_an_id(isolated_cache:
     ],
 )
 def test_edit_arguments_of_the_wrong_type_are_refused_even_when_empty(arguments: dict[str, Any], message: str) -> None:
-    from pflow_structure.mcp.passing import edit_arguments
+    from pflow_structure.mcp.tools import edit_arguments
 
     with pytest.raises(ParameterError) as caught:
         edit_arguments({"execution_id": "exec-1763463202-0cd0c8fe", **arguments})

@@ -35,7 +35,7 @@ def main() -> None:
     if args is not None and _cache_dir_is_usable(args.cache_dir):
         sys.exit(_run_like_click(args))
     if len(sys.argv) > 1 and sys.argv[1] == "proxy":
-        from pflow_structure.mcp.prestart import prestart
+        from pflow_structure.mcp.proxy.startup import prestart
 
         prestart(sys.argv[2:])  # the server starts while click and the proxy load (about half a second)
     from pflow_structure.cli.app import main as click_main

@@ -91,7 +91,7 @@ def proxy(
                 "--header", "Authorization: Bearer ${GITHUB_TOKEN}"],
        "env": {"GITHUB_TOKEN": "..."}}
     """
-    from pflow_structure.mcp.proxy_run import run
+    from pflow_structure.mcp.proxy.run import run
 
     upstream = _upstream(list(command), url, transport, headers, config_file, timeout)
     run(upstream, lambda: _settings(ctx), budget=budget, start_timeout=start_timeout)
@@ -108,7 +108,14 @@ def _upstream(
     """The proxy's upstream from its options; a usage error for a mix that cannot work."""
     import os
 
-    from pflow_structure.mcp.remote import DEFAULT_TIMEOUT, Upstream, check_url, expand, parse_headers, read_config
+    from pflow_structure.mcp.proxy.remote import (
+        DEFAULT_TIMEOUT,
+        Upstream,
+        check_url,
+        expand,
+        parse_headers,
+        read_config,
+    )
 
     remote = url is not None or config_file is not None
     if command and remote:

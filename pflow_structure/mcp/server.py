@@ -15,7 +15,7 @@ import json
 from collections.abc import Callable, Mapping
 from typing import Annotated, Any, Literal
 
-from pflow_structure.mcp.passing import DELETE_DESCRIPTION, SET_DESCRIPTION
+from pflow_structure.mcp.tools import DELETE_DESCRIPTION, SET_DESCRIPTION
 from pflow_structure.render.fields_text import READ_FORMAT_DESCRIPTION
 from pflow_structure.settings import Settings
 
@@ -172,8 +172,8 @@ async def answer_from(call: Callable[[], Any]) -> Any:
 async def answer_read_fields(arguments: dict[str, Any], settings: Settings) -> dict[str, Any]:
     """The proxy's ``read_fields`` tool: its arguments checked, the answer as a result dict."""
     from pflow_structure.errors import ParameterError
-    from pflow_structure.mcp.answers import read_arguments
     from pflow_structure.mcp.compat import to_dict
+    from pflow_structure.mcp.tools import read_arguments
     from pflow_structure.service import read_fields
 
     try:
@@ -190,7 +190,7 @@ async def answer_read_fields(arguments: dict[str, Any], settings: Settings) -> d
 async def answer_edit(arguments: Mapping[str, Any], settings: Settings | None) -> Any:
     """The ``edit_fields`` tool (server and proxy): the new id and the structure of what changed, or a tool error."""
     from pflow_structure.errors import ParameterError
-    from pflow_structure.mcp.passing import edit_arguments
+    from pflow_structure.mcp.tools import edit_arguments
     from pflow_structure.service.values import edit_fields
 
     try:

@@ -26,7 +26,7 @@ from typing import Any
 
 import anyio
 
-from pflow_structure.mcp.remote import Upstream, auth_message, diagnose
+from pflow_structure.mcp.proxy.remote import Upstream, auth_message, diagnose
 
 DEFAULT_START_TIMEOUT = 60.0
 QUIET = 5.0  # seconds a remote server may say nothing while requests wait, before it is pinged
@@ -200,7 +200,7 @@ class Downstream:
     def _transport(self, process: Any = None) -> Any:
         upstream = self.upstream
         if upstream.url is None:
-            from pflow_structure.mcp.stdio import spawn
+            from pflow_structure.mcp.proxy.stdio import spawn
 
             return spawn(list(upstream.command), process)
         from pflow_structure.mcp.compat import open_http

@@ -18,10 +18,10 @@ from typing import TYPE_CHECKING, Any
 import anyio
 
 from pflow_structure.errors import ParameterError, StructureError
-from pflow_structure.mcp.answers import DEFAULT_BUDGET
-from pflow_structure.mcp.downstream import DEFAULT_START_TIMEOUT, DownstreamError
-from pflow_structure.mcp.proxy import Proxy
-from pflow_structure.mcp.remote import Upstream
+from pflow_structure.mcp.proxy.downstream import DEFAULT_START_TIMEOUT, DownstreamError
+from pflow_structure.mcp.proxy.relay import Proxy
+from pflow_structure.mcp.proxy.remote import Upstream
+from pflow_structure.mcp.proxy.shaping import DEFAULT_BUDGET
 
 if TYPE_CHECKING:
     from pflow_structure.settings import Settings
@@ -75,7 +75,7 @@ async def _relay(proxy: Proxy, streams: tuple[Any, Any] | None, finish_within: f
     ``finish_within`` seconds) while the output is still open: a client that closes its input
     first and reads on still gets its answers."""
     if streams is None:
-        from pflow_structure.mcp.stdio import own_stdio
+        from pflow_structure.mcp.proxy.stdio import own_stdio
 
         async with own_stdio() as (read_stream, write_stream):
             await proxy.run(read_stream, write_stream)
@@ -95,14 +95,14 @@ def run(
     process = None
     command = upstream.command if isinstance(upstream, Upstream) else tuple(upstream)
     if command and not (isinstance(upstream, Upstream) and upstream.remote):
-        from pflow_structure.mcp.prestart import start, take
+        from pflow_structure.mcp.proxy.startup import start, take
 
         process = take(list(command))  # started by the console entry point, before click loaded
         if process is None:
             with contextlib.suppress(OSError):  # else started again in serve, which says why it cannot
                 process = start(list(command))
     if process is not None:
-        from pflow_structure.mcp.stdio import track
+        from pflow_structure.mcp.proxy.stdio import track
 
         track(process)  # stopped on the way out, even if the event loop never reached it
     terminated = _TerminateAsInterrupt()
@@ -117,7 +117,7 @@ def run(
         interrupted = False
     finally:
         terminated.restore()
-        from pflow_structure.mcp.stdio import stop_all
+        from pflow_structure.mcp.proxy.stdio import stop_all
 
         stop_all()
     if interrupted:  # a thread may still block on reading stdin, which Python would wait for at exit
@@ -128,7 +128,7 @@ def run(
 
 class _TerminateAsInterrupt:
     """SIGTERM (what a client sends a server that did not exit) ends the proxy as Ctrl-C does: the
-    event loop stops and the server behind it is stopped too (:func:`~pflow_structure.mcp.stdio.stop_all`).
+    event loop stops and the server behind it is stopped too (:func:`~pflow_structure.mcp.proxy.stdio.stop_all`).
     Python's default for SIGTERM is to die at once, which left a server that ignores its closed
     stdin running without a parent."""
 

@@ -35,7 +35,7 @@ from typing import Any, NamedTuple
 
 import anyio
 
-from pflow_structure.mcp.prestart import start
+from pflow_structure.mcp.proxy.startup import start
 
 EXIT_WAIT = 2.0  # seconds a process may take to exit after its stdin closes, then after SIGTERM
 BUFFER = 64

@@ -1,7 +1,7 @@
 """``pflow-structure proxy``: any MCP server, answering structure first, transparent otherwise.
 
 The proxy relays JSON-RPC messages between its client (on its own stdin/stdout) and the
-server behind it (:mod:`pflow_structure.mcp.downstream`: a command over stdio, or a URL over
+server behind it (:mod:`pflow_structure.mcp.proxy.downstream`: a command over stdio, or a URL over
 streamable HTTP or HTTP+SSE). It shapes three things and passes everything else on as it is,
 both ways:
 
@@ -9,7 +9,7 @@ both ways:
   answer comes back with our name, instructions and the ``tools`` capability added;
 - ``tools/list``: the server's tools (declared output schemas removed: a structure answer would
   not match them) plus ``read_fields`` and ``edit_fields``;
-- ``tools/call``: each result goes through :func:`pflow_structure.mcp.answers.shape_result`
+- ``tools/call``: each result goes through :func:`pflow_structure.mcp.proxy.shaping.shape_result`
   (small ones as they are or compact, large ones cached and answered with an execution id and
   their structure); ``read_fields`` and ``edit_fields`` are answered here, and ``${exec-ID:PATH}``
   references in the arguments are replaced by cached values before the server sees the call.
@@ -34,15 +34,22 @@ from typing import TYPE_CHECKING, Any
 
 import anyio
 
-from pflow_structure.mcp.answers import DEFAULT_BUDGET, READ_TOOL, READ_TOOL_DESCRIPTION, READ_TOOL_SCHEMA
-from pflow_structure.mcp.downstream import DEFAULT_START_TIMEOUT, Downstream, DownstreamError, Session
-from pflow_structure.mcp.passing import EDIT_TOOL, EDIT_TOOL_DESCRIPTION, EDIT_TOOL_SCHEMA, tool_schemas
-from pflow_structure.mcp.remote import Upstream
+from pflow_structure.mcp.proxy.downstream import DEFAULT_START_TIMEOUT, Downstream, DownstreamError, Session
+from pflow_structure.mcp.proxy.remote import Upstream
+from pflow_structure.mcp.proxy.shaping import DEFAULT_BUDGET, tool_schemas
+from pflow_structure.mcp.tools import (
+    EDIT_TOOL,
+    EDIT_TOOL_DESCRIPTION,
+    EDIT_TOOL_SCHEMA,
+    READ_TOOL,
+    READ_TOOL_DESCRIPTION,
+    READ_TOOL_SCHEMA,
+)
 
 if TYPE_CHECKING:
     from pflow_structure.settings import Settings
 
-__all__ = ["DEFAULT_START_TIMEOUT", "DownstreamError", "Proxy"]  # run and serve: mcp/proxy_run.py
+__all__ = ["DEFAULT_START_TIMEOUT", "DownstreamError", "Proxy"]  # run and serve: mcp/proxy/run.py
 
 INTERNAL_ERROR = -32603
 CLIENT_LEFT = "the client disconnected"  # the answer to what the server asks a client that has left
@@ -299,7 +306,7 @@ class Proxy:
 
     async def _call_tool(self, request: dict[str, Any]) -> dict[str, Any]:
         from pflow_structure.mcp.compat import to_dict
-        from pflow_structure.mcp.stdio import encode
+        from pflow_structure.mcp.proxy.stdio import encode
 
         params = request.get("params") or {}
         name = params.get("name")
@@ -335,8 +342,8 @@ class Proxy:
 
     # -- work ---------------------------------------------------------------------------------
     async def _answer_ours(self, name: str, arguments: dict[str, Any]) -> dict[str, Any]:
-        from pflow_structure.mcp.answer_text import edit_answer
         from pflow_structure.mcp.compat import to_dict
+        from pflow_structure.mcp.proxy.answer_text import edit_answer
         from pflow_structure.mcp.server import answer_edit, answer_read_fields
 
         if name == self.read_tool:
@@ -358,7 +365,7 @@ class Proxy:
         return await resolved_or_error(arguments, self.schemas.get(name), self.settings)
 
     def _shape(self, tool: str, arguments: dict[str, Any], result: dict[str, Any]) -> Any:
-        from pflow_structure.mcp.answers import shape_and_store
+        from pflow_structure.mcp.proxy.shaping import shape_and_store
 
         return shape_and_store(
             tool, arguments, result, settings=self.settings, budget=self.budget, read_tool=self.read_tool

@@ -11,7 +11,7 @@ A result is the JSON form of a ``CallToolResult`` (``content``, ``structuredCont
   outline for a tree of records) chosen by ``render`` because it is smaller still and reads
   back as the very same value;
 - ``cached``: larger than the budget; the value is stored in the execution cache and the
-  answer is text (:mod:`pflow_structure.mcp.answer_text`): the execution id, the structure as
+  answer is text (:mod:`pflow_structure.mcp.proxy.answer_text`): the execution id, the structure as
   an indented tree and a one-line hint on reading fields, with no structuredContent.
 
 Tokens are counted as the agent would see them: every text block, plus ``structuredContent``
@@ -23,18 +23,15 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any, NamedTuple
 
-from pflow_structure.errors import ParameterError
-from pflow_structure.mcp.answer_text import cached_text
-from pflow_structure.render.fields_text import READ_FORMAT_DESCRIPTION, READ_FORMATS
+from pflow_structure.mcp.proxy.answer_text import cached_text
 
 if TYPE_CHECKING:
     from pflow_structure.settings import Settings
 
 DEFAULT_BUDGET = 1000
-READ_TOOL = "read_fields"
 
 TokenCounter = Callable[[str], int]
 Store = Callable[[str, dict[str, Any], Any], dict[str, Any]]
@@ -260,51 +257,6 @@ def shape_result(
     return Shaped(shaped, "cached", tokens_in, count(text))
 
 
-# -- the tool the proxy adds ---------------------------------------------------------------
-
-READ_TOOL_DESCRIPTION = (
-    "Read values from a result the proxy cached because it was too large to show. Give the execution_id from "
-    "that answer and the paths you need, as its structure lists them: {path: value}; null where a path finds "
-    'nothing. Pass values on unread: "${execution_id:path}" in any argument.'
-)
-READ_TOOL_SCHEMA = {
-    "type": "object",
-    "properties": {
-        "execution_id": {"type": "string", "description": "The execution_id from the cached answer."},
-        "field_paths": {
-            "type": "array",
-            "items": {"type": "string"},
-            "description": "Paths to read, e.g. ['result[0].name', 'result[*].name']: [*] for every item, "
-            "negative indices, or JSONPath starting with $.",
-        },
-        "limit": {"type": "integer", "minimum": 0, "description": "Most items returned per [*] or JSONPath path."},
-        "offset": {"type": "integer", "minimum": 0, "description": "Items to skip first, for paging [*] paths."},
-        "format": {
-            "type": "string",
-            "enum": list(READ_FORMATS),
-            "description": READ_FORMAT_DESCRIPTION,
-        },
-    },
-    "required": ["execution_id", "field_paths"],
-}
-
-
-def read_arguments(arguments: dict[str, Any]) -> tuple[str, list[str], int | None, int]:
-    execution_id = arguments.get("execution_id")
-    paths = arguments.get("field_paths")
-    if not isinstance(execution_id, str) or not execution_id:
-        raise ParameterError("execution_id is required: the execution_id from the cached answer")
-    if isinstance(paths, str):
-        paths = [paths]
-    if not isinstance(paths, list) or not all(isinstance(path, str) for path in paths):
-        raise ParameterError('field_paths must be a list of paths, e.g. ["result[0].name"]')
-    limit, offset = arguments.get("limit"), arguments.get("offset", 0)
-    for label, number in (("limit", limit), ("offset", offset)):
-        if number is not None and (not isinstance(number, int) or isinstance(number, bool) or number < 0):
-            raise ParameterError(f"{label} must be a whole number of at least 0, not {number!r}")
-    return execution_id, paths, limit, offset or 0
-
-
 EXACT_COUNT_CHARS = 4_000_000  # token counts are exact up to here (about 8 MB/s), then estimated
 
 
@@ -333,3 +285,12 @@ def shape_and_store(
     return shape_result(
         tool, arguments, result, budget=budget, count=count, store=store, read_tool=read_tool, render=render
     )
+
+
+def tool_schemas(listing: Mapping[str, Any]) -> dict[str, Any]:
+    """Input schema by tool name, from a ``tools/list`` answer."""
+    return {
+        tool["name"]: tool.get("inputSchema")
+        for tool in listing.get("tools", [])
+        if isinstance(tool, Mapping) and isinstance(tool.get("name"), str)
+    }

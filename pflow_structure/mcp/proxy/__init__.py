@@ -1,0 +1,15 @@
+"""``pflow-structure proxy``: any MCP server behind structure-first answers.
+
+One file a part, in the order a message meets them:
+
+- :mod:`.startup`: the stdio server started before anything else loads (no event loop, no SDK);
+- :mod:`.run`: the proxy as a process (signals, the client's stdio, the calls in flight at exit);
+- :mod:`.relay`: :class:`~.relay.Proxy`, the JSON-RPC relay between the client and the server;
+- :mod:`.downstream`: the session with the server behind, over :mod:`.stdio` (a command) or
+  :mod:`.remote` (a URL: headers, credentials, and why a connection failed);
+- :mod:`.shaping`: what happens to one tool result (passed, compacted, formatted or cached);
+- :mod:`.answer_text`: the text of a cached answer (execution id, structure tree, hint).
+
+The tools the proxy adds (``read_fields``, ``edit_fields``) are defined in
+:mod:`pflow_structure.mcp.tools`, which the server (:mod:`pflow_structure.mcp.server`) shares.
+"""

@@ -1,0 +1,97 @@
+"""The tools both the server and the proxy offer: ``read_fields`` and ``edit_fields``.
+
+Each tool's name, description and input schema, and the check of its arguments. The answers are
+built in :mod:`pflow_structure.mcp.server` (serve) and :mod:`pflow_structure.mcp.proxy.relay`;
+this module imports neither adapter.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from pflow_structure.errors import ParameterError
+from pflow_structure.render.fields_text import READ_FORMAT_DESCRIPTION, READ_FORMATS
+
+READ_TOOL = "read_fields"
+
+EDIT_TOOL = "edit_fields"
+EDIT_TOOL_DESCRIPTION = (
+    "Change a cached result without reading it: set values at paths (a missing key is added; [*] sets every "
+    "item) and delete paths. Answers a new execution_id and the structure of what changed; the original is "
+    'unchanged. Pass the new value on with "${execution_id:path}" in any tool argument.'
+)
+SET_DESCRIPTION = (
+    'Path: new value, e.g. {"result.items[0].title": "New", "result[*].done": true}. A value may be a '
+    'reference, "${exec-ID:path}".'
+)
+DELETE_DESCRIPTION = 'Paths to remove, e.g. ["result.draft", "result.items[2]"].'
+EDIT_TOOL_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "properties": {
+        "execution_id": {"type": "string", "description": "The execution_id of the value to change."},
+        "set": {"type": "object", "description": SET_DESCRIPTION},
+        "delete": {"type": "array", "items": {"type": "string"}, "description": DELETE_DESCRIPTION},
+    },
+    "required": ["execution_id"],
+}
+
+
+def edit_arguments(arguments: Mapping[str, Any]) -> tuple[str, dict[str, Any], list[str]]:
+    """``(execution_id, set, delete)`` from a tool call; ParameterError saying what is wrong."""
+    execution_id = arguments.get("execution_id")
+    if not isinstance(execution_id, str) or not execution_id:
+        raise ParameterError("execution_id is required: the execution_id of the value to change")
+    # Only a missing (or null) argument means "none": a wrong type, even an empty one, is refused.
+    set_values = arguments.get("set")
+    set_values = {} if set_values is None else set_values
+    delete = arguments.get("delete")
+    delete = [] if delete is None else delete
+    if not isinstance(set_values, dict):
+        raise ParameterError('set must be an object of path: value, e.g. {"result.title": "New title"}')
+    if not isinstance(delete, list) or not all(isinstance(path, str) for path in delete):
+        raise ParameterError('delete must be a list of paths, e.g. ["result.draft"]')
+    return execution_id, set_values, delete
+
+
+READ_TOOL_DESCRIPTION = (
+    "Read values from a result the proxy cached because it was too large to show. Give the execution_id from "
+    "that answer and the paths you need, as its structure lists them: {path: value}; null where a path finds "
+    'nothing. Pass values on unread: "${execution_id:path}" in any argument.'
+)
+READ_TOOL_SCHEMA = {
+    "type": "object",
+    "properties": {
+        "execution_id": {"type": "string", "description": "The execution_id from the cached answer."},
+        "field_paths": {
+            "type": "array",
+            "items": {"type": "string"},
+            "description": "Paths to read, e.g. ['result[0].name', 'result[*].name']: [*] for every item, "
+            "negative indices, or JSONPath starting with $.",
+        },
+        "limit": {"type": "integer", "minimum": 0, "description": "Most items returned per [*] or JSONPath path."},
+        "offset": {"type": "integer", "minimum": 0, "description": "Items to skip first, for paging [*] paths."},
+        "format": {
+            "type": "string",
+            "enum": list(READ_FORMATS),
+            "description": READ_FORMAT_DESCRIPTION,
+        },
+    },
+    "required": ["execution_id", "field_paths"],
+}
+
+
+def read_arguments(arguments: dict[str, Any]) -> tuple[str, list[str], int | None, int]:
+    execution_id = arguments.get("execution_id")
+    paths = arguments.get("field_paths")
+    if not isinstance(execution_id, str) or not execution_id:
+        raise ParameterError("execution_id is required: the execution_id from the cached answer")
+    if isinstance(paths, str):
+        paths = [paths]
+    if not isinstance(paths, list) or not all(isinstance(path, str) for path in paths):
+        raise ParameterError('field_paths must be a list of paths, e.g. ["result[0].name"]')
+    limit, offset = arguments.get("limit"), arguments.get("offset", 0)
+    for label, number in (("limit", limit), ("offset", offset)):
+        if number is not None and (not isinstance(number, int) or isinstance(number, bool) or number < 0):
+            raise ParameterError(f"{label} must be a whole number of at least 0, not {number!r}")
+    return execution_id, paths, limit, offset or 0
