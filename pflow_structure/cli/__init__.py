@@ -6,7 +6,8 @@
 - :mod:`~pflow_structure.cli.common`: the click group and what every command shares.
 - :mod:`~pflow_structure.cli.app`: the core commands, and the whole command line assembled.
 - ``cache_commands``, ``discovery_commands``, ``format_commands``, ``value_commands``: command groups;
-  ``proxy_command``: ``proxy`` (a stdio or remote MCP server behind structure-first answers).
+  ``proxy_command``: ``proxy`` (a stdio or remote MCP server behind structure-first answers);
+  ``wrap_commands``: ``wrap``/``unwrap`` a client's MCP configuration (``client_configs`` edits the text).
 
 This module imports nothing, so the entry point stays click-free; ``pflow_structure.cli.main``
 (the click group, for ``CliRunner``) loads the command line on first use.
@@ -29,6 +30,8 @@ _SUBMODULES = frozenset(
         "proxy_command",
         "read_fields",
         "value_commands",
+        "wrap_commands",
+        "client_configs",
     )
 )
 

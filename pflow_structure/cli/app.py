@@ -24,6 +24,7 @@ from pflow_structure.cli import (  # noqa: F401  (register)
     format_commands,
     proxy_command,
     value_commands,
+    wrap_commands,
 )
 from pflow_structure.cli.common import (
     CONTEXT_SETTINGS,

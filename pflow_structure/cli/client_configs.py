@@ -1,0 +1,323 @@
+"""MCP client configurations, wrapped so that every server runs behind the proxy (no click here).
+
+Four documented formats, told apart by their top-level key:
+
+- ``mcpServers``: Claude Desktop (``claude_desktop_config.json``), Claude Code (``.mcp.json``) and
+  Cursor (``mcp.json``);
+- ``servers``: VS Code (``.vscode/mcp.json`` or the profile's ``mcp.json``), beside its ``inputs``.
+
+A stdio entry ``{"command": C, "args": A, ...}`` becomes ``{"command": PROXY, "args": ["proxy",
+"--", C, *A], ...}`` (``env`` and every other key kept); a URL entry ``{"url": U, "headers": H,
+...}`` becomes ``{"command": PROXY, "args": ["proxy", "--url", U, "--header", "Name: value",
+...]}``: header values are written as they stand, so a ``${VAR}`` reference stays a reference
+(the proxy reads the variable when it starts) and nothing is expanded into the file.
+
+Only the text of the entries that change is replaced: every other byte of the file (other keys,
+comments, indentation) stays as it was. An entry that already runs through the proxy is left
+alone, so wrapping twice changes nothing. ``unwrap`` rebuilds each entry from its proxy
+arguments; the command line restores the exact original bytes from the backup ``wrap`` wrote
+when the file has not changed since.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from pflow_structure.errors import ParameterError
+
+SECTIONS = ("mcpServers", "servers")  # Claude Desktop, Claude Code, Cursor / VS Code
+PROXY_NAME = "pflow-structure"
+_WHITESPACE = re.compile(r"(?:\s+|//[^\n]*|/\*.*?\*/)*", re.DOTALL)  # JSONC: VS Code allows comments
+_DECODER = json.JSONDecoder()
+
+
+@dataclass
+class Change:
+    """What happened to one server entry."""
+
+    name: str
+    action: str  # "wrapped", "unwrapped", "already wrapped", "not wrapped", "skipped"
+    reason: str = ""
+
+
+@dataclass
+class Rewrite:
+    """The new text of a configuration and what changed in it."""
+
+    text: str
+    section: str
+    changes: list[Change] = field(default_factory=list)
+
+    @property
+    def changed(self) -> bool:
+        return any(change.action in ("wrapped", "unwrapped") for change in self.changes)
+
+
+class _Scanner:
+    """Positions of an object's members in JSON(C) text: ``(key, value, start, end)`` of each value."""
+
+    def __init__(self, text: str, source: str) -> None:
+        self.text, self.source = text, source
+
+    def skip(self, index: int) -> int:
+        match = _WHITESPACE.match(self.text, index)
+        return match.end() if match else index
+
+    def fail(self, index: int, what: str) -> ParameterError:
+        line = self.text.count("\n", 0, index) + 1
+        column = index - (self.text.rfind("\n", 0, index) + 1) + 1
+        return ParameterError(
+            f"{self.source} is not a JSON MCP client configuration: {what} at line {line}, column {column}; "
+            'fix the file (it should be an object with "mcpServers" or "servers") and run again'
+        )
+
+    def members(self, start: int) -> list[tuple[str, Any, int, int]]:
+        index = self.skip(start)
+        if self.text[index : index + 1] != "{":
+            raise self.fail(index, "expected an object")
+        found: list[tuple[str, Any, int, int]] = []
+        index = self.skip(index + 1)
+        while self.text[index : index + 1] != "}":
+            if self.text[index : index + 1] != '"':
+                raise self.fail(index, "expected a quoted key")
+            key, index = json.decoder.scanstring(self.text, index + 1)  # type: ignore[attr-defined]
+            index = self.skip(index)
+            if self.text[index : index + 1] != ":":
+                raise self.fail(index, "expected ':'")
+            value_start = self.skip(index + 1)
+            value, value_end = self.value(value_start)
+            found.append((key, value, value_start, value_end))
+            index = self.skip(value_end)
+            if self.text[index : index + 1] == ",":
+                index = self.skip(index + 1)  # a trailing comma before '}' is JSONC
+            elif self.text[index : index + 1] != "}":
+                raise self.fail(index, "expected ',' or '}'")
+        return found
+
+    def value(self, start: int) -> tuple[Any, int]:
+        """A value and where it ends; an object or array may hold comments (read without them)."""
+        try:
+            return _DECODER.raw_decode(self.text, start)
+        except json.JSONDecodeError:
+            end = _matching_end(self.text, start)
+            if end is None:
+                raise self.fail(start, "a value that does not end") from None
+            try:
+                return json.loads(_without_comments(self.text[start:end])), end
+            except json.JSONDecodeError as exc:
+                raise self.fail(start + exc.pos, exc.msg.lower()) from None
+
+
+def _matching_end(text: str, start: int) -> int | None:
+    """The index after the bracket that closes the one at ``start`` (strings and comments skipped)."""
+    depth, index, length = 0, start, len(text)
+    while index < length:
+        char = text[index]
+        if char == '"':
+            index = _string_end(text, index)
+            continue
+        if text.startswith("//", index) or text.startswith("/*", index):
+            index = _WHITESPACE.match(text, index).end()  # type: ignore[union-attr]
+            continue
+        if char in "{[":
+            depth += 1
+        elif char in "}]":
+            depth -= 1
+            if depth == 0:
+                return index + 1
+        index += 1
+    return None
+
+
+def _string_end(text: str, start: int) -> int:
+    index = start + 1
+    while index < len(text) and text[index] != '"':
+        index += 2 if text[index] == "\\" else 1
+    return index + 1
+
+
+def _without_comments(text: str) -> str:
+    out, index = [], 0
+    while index < len(text):
+        if text[index] == '"':
+            end = _string_end(text, index)
+            out.append(text[index:end])
+            index = end
+        elif text.startswith("//", index) or text.startswith("/*", index):
+            index = _WHITESPACE.match(text, index).end()  # type: ignore[union-attr]
+            out.append(" ")
+        else:
+            out.append(text[index])
+            index += 1
+    return re.sub(r",(\s*[}\]])", r"\1", "".join(out))  # trailing commas
+
+
+def _servers(text: str, source: str) -> tuple[str, list[tuple[str, Any, int, int]]]:
+    scanner = _Scanner(text, source)
+    top = scanner.members(0)
+    if scanner.skip(_top_end(scanner)) != len(text):
+        raise scanner.fail(scanner.skip(_top_end(scanner)), "text after the top-level object")
+    for section in SECTIONS:
+        for key, value, start, _end in top:
+            if key == section:
+                if not isinstance(value, dict):
+                    raise scanner.fail(start, f'"{section}" is not an object')
+                return section, scanner.members(start)
+    names = ", ".join(f'"{key}"' for key, *_ in top) or "none"
+    raise ParameterError(
+        f'{source} has no "mcpServers" (Claude Desktop, Claude Code, Cursor) or "servers" (VS Code) object '
+        f"(its top-level keys: {names}); give the client's MCP configuration file"
+    )
+
+
+def _top_end(scanner: _Scanner) -> int:
+    end = _matching_end(scanner.text, scanner.skip(0))
+    return end if end is not None else len(scanner.text)
+
+
+def is_wrapped(entry: Mapping[str, Any]) -> bool:
+    """Whether a server entry already runs through ``pflow-structure proxy``."""
+    command, args = entry.get("command"), entry.get("args")
+    if not isinstance(command, str) or not isinstance(args, list) or not args:
+        return False
+    runs_us = re.sub(r"\.exe$", "", command.replace("\\", "/").rsplit("/", 1)[-1]) == PROXY_NAME
+    return runs_us and args[0] == "proxy"
+
+
+def wrap_entry(entry: Mapping[str, Any], proxy_command: str) -> dict[str, Any]:
+    """The entry that runs ``entry``'s server through the proxy; ParameterError for one it cannot."""
+    if isinstance(entry.get("command"), str):
+        args = entry.get("args", [])
+        if not isinstance(args, list) or not all(isinstance(arg, str) for arg in args):
+            raise ParameterError('its "args" is not a list of strings')
+        wrapped = dict(entry)
+        wrapped["command"] = proxy_command
+        wrapped["args"] = ["proxy", "--", entry["command"], *args]
+        return wrapped
+    url = entry.get("url", entry.get("serverUrl"))
+    if isinstance(url, str):
+        return _wrap_url(entry, url, proxy_command)
+    raise ParameterError('it has neither "command" (a stdio server) nor "url" (a remote server)')
+
+
+def _wrap_url(entry: Mapping[str, Any], url: str, proxy_command: str) -> dict[str, Any]:
+    headers = entry.get("headers") or {}
+    if not isinstance(headers, dict) or not all(isinstance(value, str) for value in headers.values()):
+        raise ParameterError('its "headers" is not an object of strings')
+    args = ["proxy", "--url", url]
+    if entry.get("type") == "sse" or entry.get("transport") == "sse":
+        args += ["--transport", "sse"]
+    for name, value in headers.items():
+        args += ["--header", f"{name}: {value}"]
+    wrapped: dict[str, Any] = {}
+    for key, value in entry.items():  # keep the entry's order and its other keys
+        if key == "type":
+            wrapped["type"] = "stdio"
+        elif key in ("url", "serverUrl"):
+            wrapped["command"], wrapped["args"] = proxy_command, args
+        elif key not in ("headers", "transport"):
+            wrapped[key] = value
+    return wrapped
+
+
+def unwrap_entry(entry: Mapping[str, Any]) -> dict[str, Any]:
+    """The entry as it was before :func:`wrap_entry` (from its proxy arguments)."""
+    args = list(entry["args"][1:])
+    if args[:1] == ["--"] and len(args) > 1:
+        unwrapped = dict(entry)
+        unwrapped["command"], unwrapped["args"] = args[1], args[2:]
+        return unwrapped
+    if args[:1] == ["--url"] and len(args) > 1:
+        return _unwrap_url(entry, args)
+    raise ParameterError("its proxy arguments name neither -- COMMAND nor --url URL")
+
+
+def _unwrap_url(entry: Mapping[str, Any], args: list[str]) -> dict[str, Any]:
+    url, rest = args[1], args[2:]
+    headers: dict[str, str] = {}
+    sse = False
+    while rest:
+        option, value, rest = rest[0], rest[1] if len(rest) > 1 else "", rest[2:]
+        if option == "--header" and ":" in value:
+            name, _, header = value.partition(":")
+            headers[name.strip()] = header.strip()
+        elif option == "--transport":
+            sse = value == "sse"
+        else:
+            raise ParameterError(f"its proxy arguments hold {option!r}, which unwrap does not know")
+    unwrapped: dict[str, Any] = {}
+    for key, value in entry.items():
+        if key == "type":
+            unwrapped["type"] = "sse" if sse else "http"
+        elif key == "command":
+            unwrapped["url"] = url
+            if headers:
+                unwrapped["headers"] = headers
+        elif key != "args":
+            unwrapped[key] = value
+    return unwrapped
+
+
+def wrap_text(text: str, *, source: str, proxy_command: str, names: Iterable[str] = ()) -> Rewrite:
+    """``text`` with every (or every named) server entry running through the proxy."""
+    return _rewrite(text, source, names, proxy_command=proxy_command)
+
+
+def unwrap_text(text: str, *, source: str, names: Iterable[str] = ()) -> Rewrite:
+    """``text`` with every (or every named) wrapped entry back to its own server."""
+    return _rewrite(text, source, names, proxy_command=None)
+
+
+def _rewrite(text: str, source: str, names: Iterable[str], proxy_command: str | None) -> Rewrite:
+    section, entries = _servers(text, source)
+    wanted = set(names)
+    unknown = sorted(wanted - {name for name, *_ in entries})
+    if unknown:
+        known = ", ".join(name for name, *_ in entries) or "none"
+        raise ParameterError(f"{source} has no server named {', '.join(unknown)} (its servers: {known})")
+    rewrite = Rewrite(text, section)
+    for name, entry, start, end in reversed(entries):  # from the end, so earlier offsets stay right
+        if wanted and name not in wanted:
+            continue
+        change, new = _one(name, entry, proxy_command)
+        rewrite.changes.insert(0, change)
+        if new is not None:
+            rewrite.text = rewrite.text[:start] + _dump(new, text, start) + rewrite.text[end:]
+    return rewrite
+
+
+def _one(name: str, entry: Any, proxy_command: str | None) -> tuple[Change, dict[str, Any] | None]:
+    if not isinstance(entry, dict):
+        return Change(name, "skipped", "its entry is not an object"), None
+    try:
+        if proxy_command is None:
+            if not is_wrapped(entry):
+                return Change(name, "not wrapped"), None
+            return Change(name, "unwrapped"), unwrap_entry(entry)
+        if is_wrapped(entry):
+            return Change(name, "already wrapped"), None
+        return Change(name, "wrapped"), wrap_entry(entry, proxy_command)
+    except ParameterError as exc:
+        return Change(name, "skipped", str(exc)), None
+
+
+def _dump(entry: dict[str, Any], text: str, start: int) -> str:
+    """``entry`` as JSON indented like the line it starts on (one level deeper inside)."""
+    line_start = text.rfind("\n", 0, start) + 1
+    indent = re.match(r"[ \t]*", text[line_start:start]).group(0)  # type: ignore[union-attr]
+    step = _indent_step(text)
+    dumped = json.dumps(entry, indent=step, ensure_ascii=False)
+    return dumped.replace("\n", "\n" + indent)
+
+
+def _indent_step(text: str) -> int | str:
+    """The file's own indentation unit (tabs or N spaces), 2 when it has none."""
+    match = re.search(r"\n([ \t]+)\S", text)
+    if not match:
+        return 2
+    unit = match.group(1)
+    return "\t" if unit.startswith("\t") else len(unit)
