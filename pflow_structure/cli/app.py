@@ -255,10 +255,22 @@ def pflow_command(ctx: click.Context, pflow_args: Sequence[str]) -> None:
       pflow-structure pflow examples/pflow/issue_titles.pflow.md issues_file=examples/data/github_issues.json
       pflow-structure pflow registry run shell command='ls -la'
       pflow-structure pflow read-fields EXECUTION_ID stdout
+
+    Or make plain `pflow` in this environment run with the plugin (pflow probe, read-fields,
+    mcp serve, structure_only workflows), by a start-up file in site-packages that acts only in
+    processes started as `pflow` (pflow itself has no enable, disable or status command):
+
+    \b
+      pflow-structure pflow enable     # write the start-up file (checks the pflow-cli release)
+      pflow-structure pflow status     # is it enabled, and for which pflow-cli
+      pflow-structure pflow disable    # remove it: plain pflow is pflow's own again
     """
     from pflow_structure.errors import PflowVersionError
     from pflow_structure.integrations.pflow import check_version, run_pflow
 
+    if pflow_args and pflow_args[0] in PLUGIN_COMMANDS and len(pflow_args) == 1:
+        _plugin_command(pflow_args[0])
+        return
     if set(pflow_args) & {"--help", "-h"}:
         try:
             check_version()
@@ -267,6 +279,28 @@ def pflow_command(ctx: click.Context, pflow_args: Sequence[str]) -> None:
             return
     root_cache_dir = ctx.find_root().params.get("cache_dir")
     run_pflow(list(pflow_args), settings=_settings(ctx) if root_cache_dir else None)
+
+
+PLUGIN_COMMANDS = ("enable", "disable", "status")
+
+
+def _plugin_command(name: str) -> None:
+    """``pflow enable|disable|status``: the start-up file that makes plain ``pflow`` use the plugin."""
+    from pflow_structure.integrations.pflow import startup
+
+    if name == "status":
+        found = startup.status()
+        state = "enabled" if found.enabled else "disabled"
+        release = f"pflow-cli {found.pflow_version}" if found.pflow_version else "no pflow-cli installed"
+        support = "supported" if found.supported else "not supported by the plugin"
+        click.echo(f"The pflow plugin is {state} for plain `pflow` in this environment ({found.path}).")
+        click.echo(f"{release}: {support}." if found.pflow_version else f"{release}.")
+        return
+    path, changed = startup.enable() if name == "enable" else startup.disable()
+    if name == "enable":
+        click.echo(f"{'Enabled' if changed else 'Already enabled'}: plain `pflow` runs with the plugin ({path}).")
+    else:
+        click.echo(f"{'Disabled' if changed else 'Already disabled'}: plain `pflow` is pflow's own ({path}).")
 
 
 if __name__ == "__main__":  # pragma: no cover
