@@ -233,3 +233,27 @@ def test_a_wrapped_entry_starts_and_answers_a_real_client(tmp_path: Path) -> Non
     names, called = in_session([entry["command"], *entry["args"]], work, env=dict(os.environ))
     assert names == ["echo", "echo_typed", "calls", "read_fields", "edit_fields"]
     assert called["content"] == [{"type": "text", "text": 'ARGS {"x":1}'}]
+
+
+def test_a_wrapped_entry_lists_read_fields_under_the_mcp_inspector(tmp_path: Path) -> None:
+    """The official MCP Inspector CLI (npm), started on the wrapped file with --config and --server."""
+    import subprocess
+
+    from tests.test_mcp_proxy import npm_server
+
+    inspector = npm_server("mcp-inspector")
+    path = tmp_path / "claude_desktop_config.json"
+    echo = str(REPO / "tests" / "servers" / "echo_mcp_server.py")
+    path.write_text(json.dumps({"mcpServers": {"echo": {"command": sys.executable, "args": [echo]}}}))
+    here = shutil.which("pflow-structure", path=str(Path(sys.executable).parent))
+    assert here is not None, "pflow-structure is not installed beside this Python; run: pip install -e ."
+    cli("wrap", str(path), "--command", here)
+    assert json.loads(path.read_text())["mcpServers"]["echo"]["args"] == ["proxy", "--", sys.executable, echo]
+    env = {**os.environ, "MCP_INSPECTOR_SECRET_STORE": "memory"}
+    listed = subprocess.run(
+        [inspector, "--cli", "--config", str(path), "--server", "echo", "--method", "tools/list"],
+        capture_output=True, text=True, timeout=180, env=env, check=False,
+    )  # fmt: skip
+    assert listed.returncode == 0, listed.stderr
+    names = [tool["name"] for tool in json.loads(listed.stdout)["tools"]]
+    assert names == ["echo", "echo_typed", "calls", "read_fields", "edit_fields"]

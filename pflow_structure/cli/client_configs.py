@@ -307,6 +307,8 @@ def _one(name: str, entry: Any, proxy_command: str | None) -> tuple[Change, dict
 
 def _dump(entry: dict[str, Any], text: str, start: int) -> str:
     """``entry`` as JSON indented like the line it starts on (one level deeper inside)."""
+    if "\n" not in text:  # a one-line file stays on one line
+        return json.dumps(entry, ensure_ascii=False)
     line_start = text.rfind("\n", 0, start) + 1
     indent = re.match(r"[ \t]*", text[line_start:start]).group(0)  # type: ignore[union-attr]
     step = _indent_step(text)
