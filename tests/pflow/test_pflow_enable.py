@@ -7,6 +7,7 @@ always remove it again. Each `pflow` runs as a new process, as a user's would.
 from __future__ import annotations
 
 import os
+import re
 import subprocess
 from collections.abc import Iterator
 from pathlib import Path
@@ -55,11 +56,14 @@ def test_enable_makes_plain_pflow_answer_with_our_structure_and_disable_undoes_i
 
     ran = _run_node(pflow_executable)
     assert ran.returncode == 0, ran.stderr
+    through_us = _run_node_via(disabled)
+    assert _normalised(ran.stdout) == _normalised(through_us.stdout)  # as through `pflow-structure pflow`
     output = "content" if pflow_line() == "v16" else "stdout"
-    assert f"  ✓ ${{{output}[0].title}} (str, " in ran.stdout
-    assert OURS in ran.stdout
-    execution_id = next(line.split()[-1] for line in ran.stdout.splitlines() if line.startswith("Execution ID: "))
-    assert (isolated_cache / f"{execution_id}.json").exists()
+    if pflow_line() == "v16":
+        assert f"  ✓ ${{{output}[0].title}} (str, " in ran.stdout
+        assert OURS in ran.stdout
+    execution_id = _execution_id(ran.stdout)
+    assert (isolated_cache / f"{execution_id}.json").exists()  # our cache, our id
     read = _cli(pflow_executable, "read-fields", execution_id, f"{output}[0].title")
     assert read.returncode == 0, read.stderr
     assert read.stdout == f"{output}[0].title: Different results from Betamax vs Requests\n"
@@ -70,10 +74,28 @@ def test_enable_makes_plain_pflow_answer_with_our_structure_and_disable_undoes_i
     assert off.returncode == 0
     assert off.stdout == f"Disabled: plain `pflow` is pflow's own ({pth_path()}).\n"
     assert not pth_path().exists()
+    before = sorted(isolated_cache.glob("exec-*.json"))
     own = _run_node(pflow_executable)
     assert own.returncode == 0, own.stderr
     assert OURS not in own.stdout
-    assert sorted(isolated_cache.glob("exec-*.json")) == [isolated_cache / f"{execution_id}.json"]
+    assert not (isolated_cache / f"{_execution_id(own.stdout)}.json").exists()  # pflow's own cache again
+    assert sorted(isolated_cache.glob("exec-*.json")) == before
+
+
+def _run_node_via(pflow_structure: str) -> subprocess.CompletedProcess[str]:
+    if pflow_line() == "v16":
+        return _cli(pflow_structure, "pflow", "probe", "read-file", f"file_path={ISSUES}")
+    return _cli(pflow_structure, "pflow", "registry", "run", "shell", f"command=cat {ISSUES}")
+
+
+def _execution_id(text: str) -> str:
+    return next(line.split()[-1] for line in text.splitlines() if line.startswith("Execution ID: "))
+
+
+def _normalised(text: str) -> str:
+    """The output without what differs between two runs: the execution id and the time taken."""
+    text = re.sub(r"exec-\d+-[0-9a-f]+", "exec-ID", text)
+    return re.sub(r"Execution time: \d+ms", "Execution time: Nms", text)
 
 
 def test_status_says_enabled_or_disabled_and_for_which_release(disabled: str) -> None:
