@@ -13,11 +13,17 @@ In a ``console`` block, the lines under a ``$`` line are its exact standard outp
 from __future__ import annotations
 
 import re
+import shlex
+import subprocess
+import sys
 import unicodedata
 from dataclasses import dataclass, field
 from pathlib import Path
 
+import click
 import pytest
+
+from pflow_structure.cli.app import main as cli_main
 
 ROOT = Path(__file__).resolve().parent.parent
 PAGES = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
@@ -150,3 +156,274 @@ def test_the_readme_stays_short_and_every_docs_page_is_linked_from_another_page(
         if target.partition("#")[0]
     }
     assert [_rel(page) for page in PAGES[1:] if page.resolve() not in linked] == []
+
+
+# --- commands in shell blocks ----------------------------------------------------------------------------
+
+
+def shell_commands(block: Block) -> list[tuple[str, list[str]]]:
+    """The command lines of a shell block (``\\`` continuations joined), each with the output shown under it
+    (console blocks only)."""
+    commands: list[tuple[str, list[str]]] = []
+    pending = ""
+    for line in block.lines:
+        if block.info == "console":
+            if line.startswith("$ "):
+                commands.append((line[2:], []))
+            elif commands:
+                commands[-1][1].append(line)
+            continue
+        pending += line
+        if pending.endswith("\\"):
+            pending = pending[:-1]
+            continue
+        if pending.strip() and not pending.lstrip().startswith("#"):
+            commands.append((pending.strip(), []))
+        pending = ""
+    return commands
+
+
+def pflow_structure_calls(command: str) -> list[list[str]]:
+    """The arguments of each ``pflow-structure`` call on a shell line (up to the next |, &, ;, > or ...)."""
+    lexer = shlex.shlex(command, posix=True, punctuation_chars=True)
+    lexer.whitespace_split = True
+    tokens = list(lexer)
+    calls = []
+    for index, token in enumerate(tokens):
+        if token == "pflow-structure" or token.endswith("/pflow-structure"):
+            args: list[str] = []
+            for arg in tokens[index + 1 :]:
+                if set(arg) <= OPERATORS:
+                    break
+                args.append(arg)
+            calls.append(args)
+    return calls
+
+
+def _is_placeholder(value: str) -> bool:
+    return value.isupper() or "..." in value
+
+
+def _option_problems(command: click.Command, args: list[str], where: str) -> tuple[list[str], list[str], int]:
+    """Check the options in ``args``; return the problems, the positional arguments, and where a
+    subcommand (the first positional of a group) starts (len(args) when there is none)."""
+    ctx = click.Context(command, info_name=where)
+    options = {name: param for param in command.get_params(ctx) for name in param.opts + param.secondary_opts}
+    passes_unknown = command.context_settings.get("ignore_unknown_options", False)
+    problems: list[str] = []
+    positional: list[str] = []
+    index = 0
+    while index < len(args):
+        arg = args[index]
+        index += 1
+        if arg == "--":
+            return problems, positional + args[index:], len(args)
+        if not arg.startswith("-") or arg == "-":
+            if isinstance(command, click.Group):
+                return problems, positional, index - 1
+            positional.append(arg)
+            continue
+        name, equals, value = arg.partition("=")
+        option = options.get(name)
+        if option is None:
+            if not passes_unknown:
+                problems.append(f"{where}: no option {name} (it has {', '.join(sorted(options))})")
+            continue
+        if isinstance(option, click.Option) and (option.is_flag or option.count):
+            continue
+        if not equals:
+            if index == len(args):
+                problems.append(f"{where}: {name} needs a value")
+                continue
+            value, index = args[index], index + 1
+        if isinstance(option.type, click.Choice) and not _is_placeholder(value) and value not in option.type.choices:
+            problems.append(f"{where}: {name} {value!r} is not one of {list(option.type.choices)}")
+    return problems, positional, len(args)
+
+
+def _argument_problems(command: click.Command, positional: list[str], where: str) -> list[str]:
+    arguments = [param for param in command.params if isinstance(param, click.Argument)]
+    needed = sum(1 if arg.nargs == -1 else arg.nargs for arg in arguments if arg.required)
+    if len(positional) < needed:
+        names = " ".join(arg.human_readable_name for arg in arguments)
+        return [f"{where}: {len(positional)} arguments, needs {needed} ({names})"]
+    if not any(arg.nargs == -1 for arg in arguments) and len(positional) > sum(a.nargs for a in arguments):
+        return [f"{where}: {len(positional)} arguments, takes {sum(a.nargs for a in arguments)}: {positional}"]
+    return []
+
+
+def command_problems(args: list[str]) -> list[str]:
+    """Walk the click tree along ``args``: every command path exists, every option belongs to its command
+    (with a valid choice where it has choices), and the positional arguments are as many as it takes."""
+    command: click.Command = cli_main
+    where = "pflow-structure"
+    while True:
+        problems, positional, sub = _option_problems(command, args, where)
+        if not isinstance(command, click.Group):
+            return problems + _argument_problems(command, positional, where)
+        if sub == len(args) or problems:
+            return problems
+        found = command.get_command(click.Context(command), args[sub])
+        if found is None:
+            return [
+                f"{where}: no command {args[sub]!r} (it has {', '.join(command.list_commands(click.Context(command)))})"
+            ]
+        command, where, args = found, f"{where} {args[sub]}", args[sub + 1 :]
+
+
+def _all_blocks() -> list[tuple[Path, Block]]:
+    return [(page, block) for page in PAGES for block in parse_page(page.read_text(encoding="utf-8"))[1]]
+
+
+def _documented_calls() -> list[tuple[str, list[str]]]:
+    return [
+        (f"{_rel(page)}:{block.line_number}: {command}", args)
+        for page, block in _all_blocks()
+        if block.info in SHELL_INFOS
+        for command, _ in shell_commands(block)
+        for args in pflow_structure_calls(command)
+    ]
+
+
+def test_the_docs_show_pflow_structure_commands_of_every_top_level_command() -> None:
+    shown = {args[0] for _, args in _documented_calls() if args}
+    assert sorted(set(cli_main.list_commands(click.Context(cli_main))) - shown) == []
+
+
+@pytest.mark.parametrize(("where", "args"), _documented_calls(), ids=lambda x: x if isinstance(x, str) else "")
+def test_a_documented_command_names_a_real_command_and_its_options(where: str, args: list[str]) -> None:
+    assert command_problems(args) == []
+
+
+def test_the_command_check_catches_a_wrong_command_option_choice_and_count() -> None:
+    assert command_problems(["read-fields", "ID", "x", "--limt", "3"])[0].startswith(
+        "pflow-structure read-fields: no option --limt (it has"
+    )
+    assert command_problems(["cache", "purge"]) == [
+        "pflow-structure cache: no command 'purge' (it has clear, list, prune, stats)"
+    ]
+    assert command_problems(["--cache-dir", "/tmp/x", "serv"]) == [
+        "pflow-structure: no command 'serv' (it has cache, edit-fields, format, nodes, pflow, proxy, read-fields, "
+        "run, serve, workflows)"
+    ]
+    assert command_problems(["nodes", "--kind", "flows"]) == [
+        "pflow-structure nodes: --kind 'flows' is not one of ['nodes', 'workflows']"
+    ]
+    assert command_problems(["read-fields", "ID"]) == [
+        "pflow-structure read-fields: 1 arguments, needs 2 (EXECUTION_ID PATH...)"
+    ]
+    assert command_problems(["proxy", "--budget", "5", "--", "npx", "--anything"]) == []
+
+
+# --- blocks that run offline ------------------------------------------------------------------------------
+
+
+def runnable_blocks(page: Path) -> list[Block]:
+    blocks = [block for block in parse_page(page.read_text(encoding="utf-8"))[1] if block.marker]
+    for block in blocks:
+        block.commands = [
+            (command, shown) for command, shown in shell_commands(block) if pflow_structure_calls(command)
+        ]
+    return blocks
+
+
+def _executable_dir(tmp_path: Path) -> Path:
+    """A directory holding ``pflow-structure``: the console script beside this Python when there is one,
+    else a wrapper that runs ``python -m pflow_structure`` (the same entry point)."""
+    here = Path(sys.executable).parent
+    if (here / "pflow-structure").exists():
+        return here
+    wrapper = tmp_path / "bin" / "pflow-structure"
+    wrapper.parent.mkdir()
+    wrapper.write_text(f'#!/bin/sh\nexec "{sys.executable}" -m pflow_structure "$@"\n', encoding="utf-8")
+    wrapper.chmod(0o755)
+    return wrapper.parent
+
+
+class PageRun:
+    """Runs a page's marked commands in order, carrying the last printed execution id."""
+
+    def __init__(self, bin_dir: Path) -> None:
+        import os
+
+        self.env = {**os.environ, "PATH": f"{bin_dir}{os.pathsep}{os.environ.get('PATH', '')}"}
+        self.execution_id: str | None = None
+
+    def shell(self, command: str) -> subprocess.CompletedProcess[str]:
+        line = command.replace(".venv/bin/pflow-structure", "pflow-structure")
+        return subprocess.run(
+            ["bash", "-c", f"set -o pipefail; {line}"],
+            cwd=ROOT,
+            env=self.env,
+            capture_output=True,
+            text=True,
+            check=False,
+        )
+
+    def run(self, command: str) -> subprocess.CompletedProcess[str]:
+        if PLACEHOLDER_ID.search(command) and self.execution_id is None:
+            self.run("pflow-structure run read-json path=examples/data/github_issues.json")
+        if self.execution_id is not None:
+            command = PLACEHOLDER_ID.sub(self.execution_id, command)
+        done = self.shell(command)
+        first = pflow_structure_calls(command)[0]
+        printed = PRINTED_ID.search(done.stdout)
+        if first[:1] in (["run"], ["edit-fields"]) and done.returncode == 0 and printed:
+            self.execution_id = printed.group(0)
+        return done
+
+
+RUNNABLE_PAGES = [page for page in PAGES if runnable_blocks(page)]
+
+
+@pytest.mark.parametrize("page", RUNNABLE_PAGES, ids=_rel)
+def test_the_marked_commands_of_a_page_run_offline_and_print_what_it_shows(page: Path, tmp_path: Path) -> None:
+    page_run = PageRun(_executable_dir(tmp_path))
+    failures = []
+    for block in runnable_blocks(page):
+        assert block.marker is not None
+        expected_exit = int(block.marker.group(1) or 0)
+        for command, shown in block.commands:
+            done = page_run.run(command)
+            where = f"{_rel(page)}:{block.line_number}: {command}"
+            if done.returncode != expected_exit:
+                failures.append(f"{where}: exit {done.returncode}, not {expected_exit}: {done.stderr.strip()}")
+            elif shown and done.stdout.rstrip("\n").splitlines() != shown:
+                failures.append(f"{where}: printed {done.stdout!r}, the page shows {shown!r}")
+    assert failures == []
+
+
+def test_every_marker_sits_on_a_shell_block_with_pflow_structure_commands() -> None:
+    misplaced = [
+        f"{_rel(page)}:{block.line_number}"
+        for page in PAGES
+        for block in runnable_blocks(page)
+        if block.info not in SHELL_INFOS or not block.commands
+    ]
+    text = "\n".join(page.read_text(encoding="utf-8") for page in PAGES)
+    markers = sum(len(runnable_blocks(page)) for page in PAGES)
+    assert (misplaced, text.count("<!-- docs-test:")) == ([], markers)
+
+
+def test_the_commands_that_run_offline_cover_run_read_fields_format_nodes_and_more() -> None:
+    run = {
+        " ".join(args[:2]) if args[0] in ("cache", "workflows") else args[0]
+        for page in RUNNABLE_PAGES
+        for block in runnable_blocks(page)
+        for command, _ in block.commands
+        for args in pflow_structure_calls(command)
+    }
+    assert sorted(run) == [
+        "cache list",
+        "cache prune",
+        "cache stats",
+        "edit-fields",
+        "format",
+        "nodes",
+        "read-fields",
+        "run",
+        "workflows delete",
+        "workflows list",
+        "workflows save",
+        "workflows show",
+    ]
