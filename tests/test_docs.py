@@ -400,9 +400,15 @@ def test_every_marker_sits_on_a_shell_block_with_pflow_structure_commands() -> N
         for block in runnable_blocks(page)
         if block.info not in SHELL_INFOS or not block.commands
     ]
-    text = "\n".join(page.read_text(encoding="utf-8") for page in PAGES)
+    marker_lines = [
+        line.strip()
+        for page in PAGES
+        for line in page.read_text(encoding="utf-8").splitlines()
+        if line.strip().startswith("<!-- docs-test")
+    ]
     markers = sum(len(runnable_blocks(page)) for page in PAGES)
-    assert (misplaced, text.count("<!-- docs-test:")) == ([], markers)
+    assert (misplaced, len(marker_lines)) == ([], markers), "a marker must come right before a shell block"
+    assert [line for line in marker_lines if not MARKER.fullmatch(line)] == []
 
 
 def test_the_commands_that_run_offline_cover_run_read_fields_format_nodes_and_more() -> None:
