@@ -433,3 +433,18 @@ def test_the_commands_that_run_offline_cover_run_read_fields_format_nodes_and_mo
         "workflows save",
         "workflows show",
     ]
+
+
+def test_the_readme_shows_what_its_first_quick_start_command_prints(tmp_path: Path) -> None:
+    """The output under "The first prints": the same lines in the same order, with ``  ...`` standing for
+    the lines left out and any execution id for the one printed."""
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    shown = readme.split("The first prints", 1)[1].split("```\n", 1)[1].split("```", 1)[0].splitlines()
+    done = PageRun(_executable_dir(tmp_path)).run("pflow-structure run read-json path=examples/data/github_issues.json")
+    printed = PRINTED_ID.sub("ID", done.stdout).splitlines()
+    gap = shown.index("  ...")
+    head, tail = (
+        [PRINTED_ID.sub("ID", line) for line in shown[:gap]],
+        [PRINTED_ID.sub("ID", line) for line in shown[gap + 1 :]],
+    )
+    assert (done.returncode, printed[: len(head)], printed[-len(tail) :]) == (0, head, tail)
