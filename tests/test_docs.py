@@ -32,6 +32,7 @@ MARKER = re.compile(r"<!-- docs-test: runs offline(?:, exit (\d+))? -->")
 PLACEHOLDER_ID = re.compile(r"(?<![\w-])(?:EXECUTION_ID|EXEC_ID|NEW_ID|ID|exec-\d+-[0-9a-f]{8})(?![\w-])")
 PRINTED_ID = re.compile(r"exec-\d+-[0-9a-f]{8}")
 OPERATORS = frozenset("();<>|&")
+_READ_OPTIONS = "--format, --help, --json, --limit, --offset, -h"
 
 
 @dataclass
@@ -207,8 +208,9 @@ def _is_placeholder(value: str) -> bool:
 def _option_problems(command: click.Command, args: list[str], where: str) -> tuple[list[str], list[str], int]:
     """Check the options in ``args``; return the problems, the positional arguments, and where a
     subcommand (the first positional of a group) starts (len(args) when there is none)."""
-    ctx = click.Context(command, info_name=where)
-    options = {name: param for param in command.get_params(ctx) for name in param.opts + param.secondary_opts}
+    ctx = click.Context(command, info_name=where, **command.context_settings)
+    params = [param for param in command.get_params(ctx) if isinstance(param, click.Option)]
+    options = {name: param for param in params for name in param.opts + param.secondary_opts}
     passes_unknown = command.context_settings.get("ignore_unknown_options", False)
     problems: list[str] = []
     positional: list[str] = []
@@ -229,7 +231,7 @@ def _option_problems(command: click.Command, args: list[str], where: str) -> tup
             if not passes_unknown:
                 problems.append(f"{where}: no option {name} (it has {', '.join(sorted(options))})")
             continue
-        if isinstance(option, click.Option) and (option.is_flag or option.count):
+        if option.is_flag or option.count:
             continue
         if not equals:
             if index == len(args):
@@ -271,14 +273,11 @@ def command_problems(args: list[str]) -> list[str]:
         command, where, args = found, f"{where} {args[sub]}", args[sub + 1 :]
 
 
-def _all_blocks() -> list[tuple[Path, Block]]:
-    return [(page, block) for page in PAGES for block in parse_page(page.read_text(encoding="utf-8"))[1]]
-
-
 def _documented_calls() -> list[tuple[str, list[str]]]:
     return [
         (f"{_rel(page)}:{block.line_number}: {command}", args)
-        for page, block in _all_blocks()
+        for page in PAGES
+        for block in parse_page(page.read_text(encoding="utf-8"))[1]
         if block.info in SHELL_INFOS
         for command, _ in shell_commands(block)
         for args in pflow_structure_calls(command)
@@ -295,24 +294,30 @@ def test_a_documented_command_names_a_real_command_and_its_options(where: str, a
     assert command_problems(args) == []
 
 
-def test_the_command_check_catches_a_wrong_command_option_choice_and_count() -> None:
-    assert command_problems(["read-fields", "ID", "x", "--limt", "3"])[0].startswith(
-        "pflow-structure read-fields: no option --limt (it has"
-    )
-    assert command_problems(["cache", "purge"]) == [
-        "pflow-structure cache: no command 'purge' (it has clear, list, prune, stats)"
-    ]
-    assert command_problems(["--cache-dir", "/tmp/x", "serv"]) == [
-        "pflow-structure: no command 'serv' (it has cache, edit-fields, format, nodes, pflow, proxy, read-fields, "
-        "run, serve, workflows)"
-    ]
-    assert command_problems(["nodes", "--kind", "flows"]) == [
-        "pflow-structure nodes: --kind 'flows' is not one of ['nodes', 'workflows']"
-    ]
-    assert command_problems(["read-fields", "ID"]) == [
-        "pflow-structure read-fields: 1 arguments, needs 2 (EXECUTION_ID PATH...)"
-    ]
-    assert command_problems(["proxy", "--budget", "5", "--", "npx", "--anything"]) == []
+@pytest.mark.parametrize(
+    ("args", "problems"),
+    [
+        (["read-fields", "ID", "x", "--limt", "3"], ["read-fields: no option --limt (it has " + _READ_OPTIONS + ")"]),
+        (["cache", "purge"], ["cache: no command 'purge' (it has clear, list, prune, stats)"]),
+        (["nodes", "--kind", "flows"], ["nodes: --kind 'flows' is not one of ['nodes', 'workflows']"]),
+        (["run", "read-json", "--max-paths"], ["run: --max-paths needs a value"]),
+        (["read-fields", "ID"], ["read-fields: 1 arguments, needs 2 (EXECUTION_ID PATH...)"]),
+        (["format", "a.json", "b.json"], ["format: 2 arguments, takes 1: ['a.json', 'b.json']"]),
+        (["--cache-dir", "/tmp/x", "read-fields", "ID", "p", "--format=toon"], []),
+        (["nodes", "-h"], []),
+        (["proxy", "--budget", "5", "--", "npx", "--anything"], []),
+        (["pflow", "probe", "--output-format", "json"], []),
+    ],
+)
+def test_the_command_check_names_each_wrong_command_option_choice_and_count(
+    args: list[str], problems: list[str]
+) -> None:
+    assert command_problems(args) == [f"pflow-structure {problem}" for problem in problems]
+
+
+def test_the_command_check_names_the_commands_there_are() -> None:
+    commands = ", ".join(sorted(cli_main.list_commands(click.Context(cli_main))))
+    assert command_problems(["serv"]) == [f"pflow-structure: no command 'serv' (it has {commands})"]
 
 
 # --- blocks that run offline ------------------------------------------------------------------------------
@@ -419,20 +424,8 @@ def test_the_commands_that_run_offline_cover_run_read_fields_format_nodes_and_mo
         for command, _ in block.commands
         for args in pflow_structure_calls(command)
     }
-    assert sorted(run) == [
-        "cache list",
-        "cache prune",
-        "cache stats",
-        "edit-fields",
-        "format",
-        "nodes",
-        "read-fields",
-        "run",
-        "workflows delete",
-        "workflows list",
-        "workflows save",
-        "workflows show",
-    ]
+    expected = "cache list, cache prune, cache stats, edit-fields, format, nodes, read-fields, run, workflows delete"
+    assert sorted(run) == [*expected.split(", "), "workflows list", "workflows save", "workflows show"]
 
 
 def test_the_readme_shows_what_its_first_quick_start_command_prints(tmp_path: Path) -> None:
