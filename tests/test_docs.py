@@ -6,7 +6,8 @@ what they show.
 A marked block runs its ``pflow-structure`` lines in order, in this test's own cache directory, one page at a
 time; ``ID``, ``EXECUTION_ID``, ``NEW_ID`` and literal execution ids stand for the id the page's last ``run``
 or ``edit-fields`` printed (a run of ``read-json`` on examples/data/github_issues.json when there was none).
-In a ``console`` block, the lines under a ``$`` line are its exact standard output. The marker
+In a ``console`` block, the lines under a ``$`` line are its exact standard output. A marked ``python`` block
+runs as a script from the repository's root. The marker
 ``<!-- docs-test: runs offline, exit 1 -->`` expects exit code 1 from every command of its block.
 """
 
@@ -365,6 +366,10 @@ class PageRun:
             check=False,
         )
 
+    def python(self, lines: list[str]) -> subprocess.CompletedProcess[str]:
+        code = "\n".join(lines)
+        return subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, check=False)
+
     def run(self, command: str) -> subprocess.CompletedProcess[str]:
         if PLACEHOLDER_ID.search(command) and self.execution_id is None:
             self.run("pflow-structure run read-json path=examples/data/github_issues.json")
@@ -388,8 +393,8 @@ def test_the_marked_commands_of_a_page_run_offline_and_print_what_it_shows(page:
     for block in runnable_blocks(page):
         assert block.marker is not None
         expected_exit = int(block.marker.group(1) or 0)
-        for command, shown in block.commands:
-            done = page_run.run(command)
+        for command, shown in block.commands or [("python -", [])]:
+            done = page_run.run(command) if block.commands else page_run.python(block.lines)
             where = f"{_rel(page)}:{block.line_number}: {command}"
             if done.returncode != expected_exit:
                 failures.append(f"{where}: exit {done.returncode}, not {expected_exit}: {done.stderr.strip()}")
@@ -403,7 +408,7 @@ def test_every_marker_sits_on_a_shell_block_with_pflow_structure_commands() -> N
         f"{_rel(page)}:{block.line_number}"
         for page in PAGES
         for block in runnable_blocks(page)
-        if block.info not in SHELL_INFOS or not block.commands
+        if not (block.info == "python" or (block.info in SHELL_INFOS and block.commands))
     ]
     marker_lines = [
         line.strip()
