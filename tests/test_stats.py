@@ -290,3 +290,30 @@ def test_days_must_be_at_least_one() -> None:
     done = stats("--days", "0")
     assert done.returncode == 2
     assert "Invalid value for '--days': 0 is not in the range x>=1." in done.stderr
+
+
+def test_stats_with_redis_down_names_it_and_exits_1(isolated_cache: Path) -> None:
+    from tests.redis_servers import free_port
+
+    require_redis()
+    url = f"redis://127.0.0.1:{free_port()}/0"
+    done = stats(env={"PFLOW_STRUCTURE_CACHE_URL": url})
+    assert (done.returncode, done.stdout) == (1, "")
+    assert done.stderr.startswith(f"Error: The execution cache at {url} cannot be reached (Error 111 connecting to")
+    assert done.stderr.endswith(
+        "Connection refused). Start Redis there, or point PFLOW_STRUCTURE_CACHE_URL at a running one "
+        "(unset it to use this host's file cache).\n"
+    )
+
+
+def test_recording_with_redis_down_logs_a_failure_and_never_raises(tmp_path: Path) -> None:
+    from pflow_structure.service.usage import record_result
+    from tests.redis_servers import free_port
+
+    require_redis()
+    url = f"redis://127.0.0.1:{free_port()}/0"
+    settings = Settings(cache_dir=tmp_path / "cache", failure_log=tmp_path / "failures.jsonl", cache_url=url)
+    record_result(settings, "mcp:a", cached=False, raw=10, answered=10)
+    (failure,) = read_failures(tmp_path / "failures.jsonl")
+    assert (failure["operation"], failure["stage"]) == ("mcp:a", "usage")
+    assert failure["error"].startswith("ConnectionError: Error 111 connecting to 127.0.0.1:")

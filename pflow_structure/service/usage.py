@@ -81,17 +81,17 @@ def usage_report(settings: Settings, days: int | None = None) -> dict[str, Any]:
     """What ``pflow-structure stats`` shows: a row per tool or node, and the total (see
     :func:`pflow_structure.cache.usage.report`)."""
     log = usage_log(settings)
+    if not settings.cache_url:
+        totals, full = log.totals(days)
+        return report(totals, days=days, store="file", location=str(log.directory), full_days=full)
+    from pflow_structure.cache.redis_store import redis_error
+    from pflow_structure.errors import CacheUnavailableError
+
     try:
         totals, full = log.totals(days)
-    except Exception as exc:
-        from pflow_structure.errors import CacheUnavailableError
-
-        if settings.cache_url and type(exc).__module__.startswith("redis"):
-            raise CacheUnavailableError(redact_url(settings.cache_url), str(exc)) from None
-        raise
-    if settings.cache_url:
-        return report(totals, days=days, store="redis", location=redact_url(settings.cache_url), full_days=full)
-    return report(totals, days=days, store="file", location=str(log.directory), full_days=full)
+    except redis_error() as exc:
+        raise CacheUnavailableError(redact_url(settings.cache_url), str(exc).rstrip(". ")) from None
+    return report(totals, days=days, store="redis", location=redact_url(settings.cache_url), full_days=full)
 
 
 class CountedRun:
