@@ -144,7 +144,7 @@ def test_redis_gives_the_same_numbers_as_the_file_store(data: Path, redis_url: s
     assert stats("--days", "1", env=env).stdout.endswith(expected_table(structure))
 
 
-def test_serve_counts_registry_run_and_read_fields_for_the_node(isolated_cache: Path) -> None:
+def test_serve_counts_registry_run_read_fields_and_edit_fields_for_the_node(isolated_cache: Path) -> None:
     from mcp import ClientSession, StdioServerParameters
     from mcp.client.stdio import stdio_client
 
@@ -165,19 +165,22 @@ def test_serve_counts_registry_run_and_read_fields_for_the_node(isolated_cache: 
                     "read_fields", {"execution_id": execution_id, "field_paths": ["result[0].title"]}
                 )
             )
-            return [run, fields]
+            edit = {"execution_id": execution_id, "delete": ["result[0].body"]}
+            edited = plain(await client.call_tool("edit_fields", edit))
+            return [run, fields, edited]
 
     import asyncio
 
-    run, fields = asyncio.run(asyncio.wait_for(main(), timeout=180))
+    run, fields, edited = asyncio.run(asyncio.wait_for(main(), timeout=180))
     (row,) = json.loads(stats("--json").stdout)["tools"]
     value = {"result": json.loads(example.read_text(encoding="utf-8"))}  # what read-json writes
     raw = count_tokens(json.dumps(value, separators=(",", ":"), ensure_ascii=False))
     assert row["tool"] == "read-json"
-    assert (row["results"], row["cached"], row["reads"]) == (1, 1, 1)
+    assert (row["results"], row["cached"], row["reads"]) == (1, 1, 2)
     assert row["raw_tokens"] == raw
     assert row["structure_tokens"] == count_tokens(texts(run)[0])
-    assert row["read_tokens"] == count_tokens(texts(fields)[0])
+    assert row["read_tokens"] == count_tokens(texts(fields)[0]) + count_tokens(texts(edited)[0])
+    assert row["inline_tokens"] == 0
 
 
 # -- the stores, with a clock ---------------------------------------------------------------------
