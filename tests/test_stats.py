@@ -320,3 +320,15 @@ def test_recording_with_redis_down_logs_a_failure_and_never_raises(tmp_path: Pat
     (failure,) = read_failures(tmp_path / "failures.jsonl")
     assert (failure["operation"], failure["stage"]) == ("mcp:a", "usage")
     assert failure["error"].startswith("ConnectionError: Error 111 connecting to 127.0.0.1:")
+
+
+def test_a_symlink_in_place_of_a_day_file_is_never_followed(tmp_path: Path) -> None:
+    usage = tmp_path / "usage"
+    usage.mkdir(mode=0o700)
+    target = tmp_path / "elsewhere.txt"
+    target.write_text("untouched", encoding="utf-8")
+    (usage / "2026-11-26.jsonl").symlink_to(target)
+    with pytest.raises(OSError):
+        UsageLog(usage, clock=Clock()).record("mcp:a", usage_counts("inline", raw=1, answered=1))
+    assert target.read_text(encoding="utf-8") == "untouched"
+    assert UsageLog(usage, clock=Clock()).totals() == ({}, [])

@@ -153,23 +153,26 @@ class UsageLog:
         now = self.clock()
         path = self.directory / (day_of(now) + SUFFIX)
         flags = os.O_WRONLY | os.O_APPEND | _NOFOLLOW | _CLOEXEC | _NONBLOCK
+        created = False
         try:
             fd = os.open(path, flags)
         except FileNotFoundError:
             ensure_private_dir(self.directory)
             try:
                 fd = os.open(path, flags | os.O_CREAT | os.O_EXCL, 0o600)
+                created = True
             except FileExistsError:  # another process created it just now
                 fd = os.open(path, flags)
-            else:
-                os.fchmod(fd, 0o600)  # the mode given to open is filtered by the umask
-                self._fold_old_days(now)
         try:
+            if created:
+                os.fchmod(fd, 0o600)  # the mode given to open is filtered by the umask
             if os.fstat(fd).st_size >= MAX_DAY_BYTES:
                 return False
             os.write(fd, record_line(tool, counts))
         finally:
             os.close(fd)
+        if created:  # once a day: the record is written first, whatever folding meets
+            self._fold_old_days(now)
         return True
 
     def totals(self, days: int | None = None) -> tuple[dict[str, dict[str, int]], list[str]]:
