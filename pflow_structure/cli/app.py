@@ -23,6 +23,7 @@ from pflow_structure.cli import (  # noqa: F401  (register)
     discovery_commands,
     format_commands,
     proxy_command,
+    stats_command,
     value_commands,
     wrap_commands,
 )

@@ -60,11 +60,12 @@ def build_server(settings: Settings | None = None, *, host: str = "127.0.0.1") -
         keys that are not shown (OBJECT.NAME reads back too). Read values afterwards with read_fields.
         A parameter "${execution_id:path}" passes a cached value on unread.
         """
-        from pflow_structure.service import registry_run as run
+        from pflow_structure.mcp.compat import to_dict
+        from pflow_structure.service.usage import CountedRun
 
-        answer: CallToolResult = await answer_from(
-            lambda: run(node_type, parameters or {}, settings=settings, all_fields=all_fields)
-        )
+        run = CountedRun(settings)  # registry_run, counting the output's tokens for `stats`
+        answer: CallToolResult = await answer_from(lambda: run(node_type, parameters or {}, all_fields=all_fields))
+        await asyncio.to_thread(run.record, node_type, to_dict(answer))
         return answer
 
     async def read_fields(
@@ -85,16 +86,19 @@ def build_server(settings: Settings | None = None, *, host: str = "127.0.0.1") -
         format="auto" answers in fewer tokens: a path: line per path, lists and dicts under it in
         the smallest format that reads back as the same value (several [*] paths over one list
         become one table, a column each)."""
+        from pflow_structure.mcp.compat import to_dict
         from pflow_structure.service import read_fields as read
+        from pflow_structure.service.usage import record_read
 
         if format != "json":
-            text_answer: CallToolResult = await answer_read_text(
+            answer: CallToolResult = await answer_read_text(
                 execution_id, list(field_paths), format, limit, offset, settings
             )
-            return text_answer
-        answer: CallToolResult = await answer_from(
-            lambda: read(execution_id, list(field_paths), limit=limit, offset=offset, settings=settings)
-        )
+        else:
+            answer = await answer_from(
+                lambda: read(execution_id, list(field_paths), limit=limit, offset=offset, settings=settings)
+            )
+        await asyncio.to_thread(record_read, settings, execution_id, to_dict(answer))
         return answer
 
     async def list_nodes(
@@ -148,9 +152,13 @@ def build_server(settings: Settings | None = None, *, host: str = "127.0.0.1") -
         """Change a cached value without reading it: set values at paths (a missing key is added; [*] sets
         every item) and delete paths. Answers a new execution_id and the structure of what changed; the
         original is unchanged."""
+        from pflow_structure.mcp.compat import to_dict
+        from pflow_structure.service.usage import record_read
+
         answer: CallToolResult = await answer_edit(
             {"execution_id": execution_id, "set": set, "delete": delete}, settings
         )
+        await asyncio.to_thread(record_read, settings, execution_id, to_dict(answer))
         return answer
 
     for tool in (registry_run, read_fields, edit_fields, list_nodes, describe_nodes):

@@ -11,6 +11,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any, NamedTuple
 
 from pflow_structure.cache.backend import CacheBackend, StoredExecutionLike
+from pflow_structure.cache.usage import note_read
 from pflow_structure.encoding.binary import restore_binary
 from pflow_structure.errors import NodeExecutionError, ParameterError, PathNotFoundError, PathSyntaxError
 from pflow_structure.paths import resolve
@@ -322,6 +323,7 @@ def read_fields_detailed(
     if cache is None:
         cache = (settings or Settings.from_env()).cache()
     entry = cache.get(execution_id)
+    note_read(execution_id, entry.node_type)  # for usage counts (pflow-structure stats)
     readout = FieldReadout(execution_id, {}, {}, {}, {})
     for path in field_paths:
         key = path if isinstance(path, str) else repr(path)

@@ -12,6 +12,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from pflow_structure.cache.backend import CacheBackend, StoredExecutionLike
+from pflow_structure.cache.usage import note_read
 from pflow_structure.errors import CacheWriteError, ParameterError
 from pflow_structure.service.arguments import resolve_arguments
 from pflow_structure.settings import Settings
@@ -46,6 +47,7 @@ def edit_fields(
     settings = settings or Settings.from_env()
     cache = cache or settings.cache()
     entry = cache.get(execution_id)
+    note_read(execution_id, entry.node_type)  # for usage counts (pflow-structure stats)
     values = resolve_arguments(set_values, settings=settings, cache=cache)
     edited = apply_edits(entry.outputs, values, delete)
     # A recorded binary or text path follows its value (a deleted item moves the later ones up).

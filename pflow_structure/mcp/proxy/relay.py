@@ -345,10 +345,14 @@ class Proxy:
         from pflow_structure.mcp.compat import to_dict
         from pflow_structure.mcp.proxy.answer_text import edit_answer
         from pflow_structure.mcp.server import answer_edit, answer_read_fields
+        from pflow_structure.service.usage import record_read
 
         if name == self.read_tool:
-            return await answer_read_fields(arguments, self.settings)
-        return edit_answer(to_dict(await answer_edit(arguments, self.settings)))
+            answer = await answer_read_fields(arguments, self.settings)
+        else:
+            answer = edit_answer(to_dict(await answer_edit(arguments, self.settings)))
+        await anyio.to_thread.run_sync(record_read, self.settings, arguments.get("execution_id"), answer)
+        return answer
 
     async def _resolve(self, name: str, arguments: dict[str, Any]) -> tuple[dict[str, Any], Any]:
         """``(arguments to send, None)``, or ``(arguments, tool error)`` when a reference does not resolve;
@@ -366,10 +370,14 @@ class Proxy:
 
     def _shape(self, tool: str, arguments: dict[str, Any], result: dict[str, Any]) -> Any:
         from pflow_structure.mcp.proxy.shaping import shape_and_store
+        from pflow_structure.service.usage import record_result
 
-        return shape_and_store(
+        shaped = shape_and_store(
             tool, arguments, result, settings=self.settings, budget=self.budget, read_tool=self.read_tool
         )
+        cached = shaped.kind == "cached"
+        record_result(self.settings, f"mcp:{tool}", cached=cached, raw=shaped.tokens_in, answered=shaped.tokens_out)
+        return shaped
 
     def _log(self, tool: str, input_bytes: int, error: BaseException | str, *, stage: str) -> None:
         from pflow_structure.render.failure_log import append_failure, failure_record
