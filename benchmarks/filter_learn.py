@@ -52,12 +52,12 @@ class Sample(NamedTuple):
 
 def samples(cases: Sequence[fe.Case]) -> list[Sample]:
     from pflow_structure.filtering.heuristic import base_scores, features_by_field
-    from pflow_structure.filtering.tree import _field_indices, _nodes
+    from pflow_structure.filtering.tree import field_indices, path_nodes
 
     out = []
     for number, case in enumerate(cases):
-        nodes = _nodes(case.structure)
-        indices = _field_indices(case.structure, nodes)
+        nodes = path_nodes(case.structure)
+        indices = field_indices(case.structure, nodes)
         base = base_scores(case.structure, nodes, indices, case.signals)
         for i, feats in features_by_field(case.structure, nodes, indices, case.signals, base).items():
             path = nodes[i].path

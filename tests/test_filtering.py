@@ -226,14 +226,14 @@ def test_the_shipped_weights_name_only_features_the_filter_computes() -> None:
     from pflow_structure.filtering.features import Places, field_features
     from pflow_structure.filtering.heuristic import _score
     from pflow_structure.filtering.learned import MODEL
-    from pflow_structure.filtering.tree import _field_indices, _nodes
+    from pflow_structure.filtering.tree import field_indices, path_nodes
 
     assert MODEL is not None and -5 < MODEL.threshold < 5
     seen: set[str] = set()
     for name in sorted(LABELS):
         inferred = structure_of(name)
-        nodes = _nodes(inferred.structure)
-        indices = _field_indices(inferred.structure, nodes)
+        nodes = path_nodes(inferred.structure)
+        indices = field_indices(inferred.structure, nodes)
         places = Places(nodes, indices)
         signals = inferred.signals or {}
         for index in indices:
