@@ -271,9 +271,9 @@ def choose_fields(
     found = signals or {}
     scores = base_scores(structure, nodes, indices, found, tuning)
     if model == "default":
-        from pflow_structure.filtering.learned import MODEL
+        from pflow_structure.filtering.learned import shipped_model
 
-        model = MODEL
+        model = shipped_model()
     floor = MIN_SCORE
     if model is not None:
         scores = _learned(structure, nodes, indices, found, scores, model)
