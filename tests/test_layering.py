@@ -294,8 +294,8 @@ def _private_imports(where: str, tree: ast.Module, package: str, modules: set[st
                 if alias.name.split(".")[0] == "pflow_structure":
                     private = [part for part in alias.name.split(".") if _is_private(part)]
                     found += [f"{where}:{node.lineno} imports {name} from {alias.name}" for name in private]
-                    if alias.asname:
-                        bound[alias.asname] = alias.name
+                    # import a.b binds a; import a.b as c binds c to a.b
+                    bound[alias.asname or "pflow_structure"] = alias.name if alias.asname else "pflow_structure"
         elif isinstance(node, ast.ImportFrom):
             base = _absolute(node, package)
             if base.split(".")[0] != "pflow_structure":
@@ -308,11 +308,22 @@ def _private_imports(where: str, tree: ast.Module, package: str, modules: set[st
                 elif f"{base}.{alias.name}" in modules:
                     bound[alias.asname or alias.name] = f"{base}.{alias.name}"
     for node in ast.walk(tree):
-        if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and _is_private(node.attr):
-            module = bound.get(node.value.id)
-            if module is not None:
+        if isinstance(node, ast.Attribute) and _is_private(node.attr):
+            module = _dotted(node.value, bound)
+            if module in modules:
                 found.append(f"{where}:{node.lineno} imports {node.attr} from {module}")
     return found
+
+
+def _dotted(expr: ast.expr, bound: dict[str, str]) -> str:
+    """``store`` or ``pflow_structure.cache.store`` as the dotted module it names ("" if none)."""
+    attributes: list[str] = []
+    while isinstance(expr, ast.Attribute):
+        attributes.insert(0, expr.attr)
+        expr = expr.value
+    if not isinstance(expr, ast.Name) or expr.id not in bound:
+        return ""
+    return ".".join([bound[expr.id], *attributes])
 
 
 def _checked_for_private_imports() -> list[tuple[str, ast.Module, str]]:
@@ -353,16 +364,25 @@ def test_the_private_import_check_names_the_importer_the_line_and_the_name() -> 
         "from pflow_structure.cache import store\n"
         "import pflow_structure.paths.grammar as grammar\n"
         "import os\n"
-        "store._lock, grammar._Wildcard, os._exit, store.__name__\n"
+        "store._lock, grammar._Wildcard, os._exit, store.__name__, store.x._y\n"
         "from json import _default_decoder\n"
+        "import pflow_structure.render.tables\n"
+        "pflow_structure.render.tables._quote, pflow_structure.render._other._z\n"
     )
-    modules = {"pflow_structure.cache.store", "pflow_structure.paths.grammar", "pflow_structure.filtering.tree"}
+    modules = {
+        "pflow_structure",
+        "pflow_structure.cache.store",
+        "pflow_structure.paths.grammar",
+        "pflow_structure.filtering.tree",
+        "pflow_structure.render.tables",
+    }
     assert _private_imports("x.py", ast.parse(source), "pflow_structure.cache", modules) == [
         "x.py:1 imports _nodes from pflow_structure.filtering.tree",
         "x.py:2 imports _HELD from pflow_structure.cache.store",
         "x.py:3 imports _moved from pflow_structure",
         "x.py:7 imports _lock from pflow_structure.cache.store",
         "x.py:7 imports _Wildcard from pflow_structure.paths.grammar",
+        "x.py:10 imports _quote from pflow_structure.render.tables",
     ]
 
 
