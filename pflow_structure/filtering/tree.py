@@ -117,10 +117,6 @@ def _is_noise_segment(key: str) -> bool:
     return key.replace("_", "") in vocabulary.NOISE_SEGMENTS_SQUASHED
 
 
-def _is_below(path: str, parent: str) -> bool:
-    return path.startswith(parent) and path[len(parent) : len(parent) + 1] in (".", "[")
-
-
 def field_indices(structure: Mapping[str, Mapping[str, Any]], nodes: list[PathNode]) -> list[int]:
     """The indices in ``nodes`` of the paths that count as fields (see :func:`fields_of`)."""
     has_children = {node.parent for node in nodes}
