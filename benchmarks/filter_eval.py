@@ -13,7 +13,7 @@ name (shown, or named in ``hidden`` under its own object).
   every other family (``benchmarks/filter_learn.py``) and the family is judged through the real
   ``choose_fields`` with them. The table gives each family's held-out numbers, their pooled sum,
   their mean and the worst family; then the shipped weights in-sample.
-- Families labelled after the shipped weights were fitted (not in ``learned.FITTED_ON``): judged
+- Families labelled after the shipped weights were fitted (not in ``learned.fitted_on()``): judged
   with the shipped weights as they are, the strictest held-out number (nothing was chosen with
   them in view: not the features, not the budgets, not the weights).
 - The hand-made heuristic (``choose_fields(model=None)``), its
@@ -242,9 +242,9 @@ def report(cases: list[Case], old: list[Case]) -> list[str]:
     for family, (s, threshold) in sorted(held.items()):
         lines.append(_row(family, s, str(threshold)))
     lines += _summary("learned score", {family: s for family, (s, _) in held.items()})
-    from pflow_structure.filtering.learned import FITTED_ON
+    from pflow_structure.filtering.learned import fitted_on
 
-    fitted = [case for case in cases if case.family in FITTED_ON]  # the others are judged below as never seen
+    fitted = [case for case in cases if case.family in fitted_on()]  # the others are judged below as never seen
     lines.append(
         _row(
             f"learned score in-sample (the shipped weights, on the {len({c.family for c in fitted})} families they "
@@ -262,11 +262,11 @@ def report(cases: list[Case], old: list[Case]) -> list[str]:
 
 
 def never_seen(cases: Sequence[Case]) -> list[str]:
-    """Families labelled after the shipped weights were fitted (not in ``learned.FITTED_ON``), judged
+    """Families labelled after the shipped weights were fitted (not in ``learned.fitted_on()``), judged
     with those weights and threshold as they ship: no refit, no choice made with them in view."""
-    from pflow_structure.filtering.learned import FITTED_ON
+    from pflow_structure.filtering.learned import fitted_on
 
-    fresh = [case for case in cases if case.family not in FITTED_ON]
+    fresh = [case for case in cases if case.family not in fitted_on()]
     if not fresh:
         return []
     lines = [

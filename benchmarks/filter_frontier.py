@@ -20,7 +20,7 @@ judged ones included), judged on the new set at each threshold and budget. Held-
 lower; where no row of it meets both targets, no threshold or budget will held out.
 
 A what-if, not a setting: the row's threshold and budget replace the shipped ones in this process only
-(``learned.MODEL`` and ``choose_fields``' default tuning, patched for the row and restored).
+(``learned.shipped_model`` and ``choose_fields``' default tuning, patched for the row and restored).
 """
 
 from __future__ import annotations
@@ -63,7 +63,10 @@ def corpus_tokens(tuning: Tuning, model: Model) -> tuple[int, int]:
 def _shipped(tuning: Tuning, model: Model) -> Iterator[None]:
     """``choose_fields`` with this tuning and model by default, for the block."""
     defaults = dict(choose_fields.__kwdefaults__ or {}, tuning=tuning)
-    with mock.patch.object(choose_fields, "__kwdefaults__", defaults), mock.patch.object(learned, "MODEL", model):
+    with (
+        mock.patch.object(choose_fields, "__kwdefaults__", defaults),
+        mock.patch.object(learned, "shipped_model", lambda: model),
+    ):
         yield
 
 
@@ -80,9 +83,6 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parser.parse_args(argv)
     thresholds = [float(value) for value in args.thresholds.split(",")]
     budgets = [int(value) for value in args.budgets.split(",")]
-    if learned.MODEL is None:
-        print("no shipped weights in pflow_structure/filtering/learned.py", file=sys.stderr)
-        return 1
     new, old = fe.load_new(), fe.load_old()
     if args.misses:
         return misses(new)
@@ -103,13 +103,17 @@ def main(argv: Sequence[str] | None = None) -> int:
         tuning = DEFAULT_TUNING._replace(budget=budget)
         for threshold in thresholds:
             held = judged(new, lambda case: weights[case.family], threshold, tuning)
-            shipped = Model(learned.MODEL.weights, threshold)
+            shipped = Model(learned.shipped_model().weights, threshold)
             tokens, over = corpus_tokens(tuning, shipped)
             with _shipped(tuning, shipped):
                 view = sum(map(fe.default_view, new), fe.ZERO)
             keep, drop, _ = fe.rates(held)
             view_keep, _, findable = fe.rates(view)
-            mark = " (shipped)" if (budget, threshold) == (DEFAULT_TUNING.budget, learned.MODEL.threshold) else ""
+            mark = (
+                " (shipped)"
+                if (budget, threshold) == (DEFAULT_TUNING.budget, learned.shipped_model().threshold)
+                else ""
+            )
             print(
                 f"| {budget} | {threshold}{mark} | {keep:.1%} | {drop:.1%} | {tokens:,} ({over}) "
                 f"| {view_keep:.1%} | {findable:.2%} |",

@@ -3,7 +3,7 @@
     pip install numpy                                  # for the fit only; the package never needs it
     python benchmarks/filter_learn.py                  # leave-one-API-out table, nothing written
     python benchmarks/filter_learn.py --write          # and write the weights fitted on every family
-    python benchmarks/filter_learn.py --shipped-families --write   # refit on learned.FITTED_ON only (same weights)
+    python benchmarks/filter_learn.py --shipped-families --write   # refit on its fitted_on only (same weights)
 
 Each field of each labelled response (``tests/data/filter_eval`` and the old
 ``tests/data/filter_labels.json``) gets the features of
@@ -13,8 +13,9 @@ steps, L2), with every API family weighted the same whatever its number of field
 weights; the threshold is the one that does best on the training families (mean over families of
 must-keep shown + must-drop hidden, through the real ``choose_fields``). For each family the
 weights and the threshold are fitted without it, then it is scored through ``choose_fields`` with
-them: that column is the held-out number. ``--write`` writes ``pflow_structure/filtering/learned.py``
-from the fit on every family, and the names of those families (``FITTED_ON``): a family labelled
+them: that column is the held-out number. ``--write`` writes ``pflow_structure/filtering/learned.json``
+(package data, read by :mod:`pflow_structure.filtering.learned`) from the fit on every family, and
+the names of those families (``fitted_on``): a family labelled
 later is judged by ``benchmarks/filter_eval.py`` with the shipped weights as never seen, until a
 refit without ``--shipped-families`` takes it in.
 """
@@ -37,7 +38,7 @@ import filter_eval as fe  # noqa: E402
 from pflow_structure.filtering.features import Model  # noqa: E402
 from pflow_structure.filtering.signals import DEFAULT_TUNING  # noqa: E402
 
-LEARNED = REPO / "pflow_structure" / "filtering" / "learned.py"
+LEARNED = REPO / "pflow_structure" / "filtering" / "learned.json"
 L2 = 1.0
 THRESHOLDS = (-1.0, -0.75, -0.5, -0.25, 0.0, 0.25)
 TARGETS = (0.90, 0.85)  # issue 16: must-keep shown, must-drop hidden
@@ -52,12 +53,12 @@ class Sample(NamedTuple):
 
 def samples(cases: Sequence[fe.Case]) -> list[Sample]:
     from pflow_structure.filtering.heuristic import base_scores, features_by_field
-    from pflow_structure.filtering.tree import _field_indices, _nodes
+    from pflow_structure.filtering.tree import field_indices, path_nodes
 
     out = []
     for number, case in enumerate(cases):
-        nodes = _nodes(case.structure)
-        indices = _field_indices(case.structure, nodes)
+        nodes = path_nodes(case.structure)
+        indices = field_indices(case.structure, nodes)
         base = base_scores(case.structure, nodes, indices, case.signals)
         for i, feats in features_by_field(case.structure, nodes, indices, case.signals, base).items():
             path = nodes[i].path
@@ -170,7 +171,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument(
         "--shipped-families",
         action="store_true",
-        help="fit only on the families the shipped weights were fitted on (learned.FITTED_ON): "
+        help="fit only on the families the shipped weights were fitted on (learned.json's fitted_on): "
         "reproduces them, and keeps families labelled since then as never seen",
     )
     parser.add_argument("--budget", type=int, default=DEFAULT_TUNING.budget, help="tokens of shown lines")
@@ -181,9 +182,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     TUNING = DEFAULT_TUNING._replace(budget=args.budget, sub_object=args.sub_object, nested_list=args.nested_list)
     cases = fe.load_new() + fe.load_old()
     if args.shipped_families:
-        from pflow_structure.filtering.learned import FITTED_ON
+        from pflow_structure.filtering.learned import fitted_on
 
-        cases = [case for case in cases if case.family in FITTED_ON]
+        cases = [case for case in cases if case.family in fitted_on()]
     every = samples(cases)
     names = sorted({name for s in every for name in s.features})
     families = sorted({case.family for case in cases})
@@ -204,25 +205,28 @@ def main(argv: Sequence[str] | None = None) -> int:
     return 0
 
 
-def learned_source(weights: Mapping[str, float], threshold: float, families: Sequence[str]) -> str:
-    """The text of ``learned.py`` for these weights, as ruff formats it (names in double quotes), so a
-    refit on the same families gives the shipped file byte for byte (a test checks)."""
-    body = ",\n".join(f"        {json.dumps(name)}: {value}" for name, value in sorted(weights.items()))
-    fitted = "".join(f"    {json.dumps(family)},\n" for family in sorted(families))
-    return (
-        '"""Weights of the learned field score (see :mod:`pflow_structure.filtering.features`).\n\n'
-        "Written by ``python benchmarks/filter_learn.py --write``; do not edit by hand.\n"
-        '"""\n\nfrom __future__ import annotations\n\n'
-        "from pflow_structure.filtering.features import Model\n\n"
-        f"MODEL: Model | None = Model(\n    weights={{\n{body},\n    }},\n    threshold={threshold},\n)\n"
-        "# The API families the weights were fitted on: benchmarks/filter_eval.py judges every other\n"
-        "# labelled family with these weights as never seen.\n"
-        f"FITTED_ON: tuple[str, ...] = (\n{fitted})\n"
-    )
+ABOUT = (
+    "Weights of the learned field score (pflow_structure/filtering/features.py), read by "
+    "pflow_structure/filtering/learned.py. Written by python benchmarks/filter_learn.py --write; do not edit by hand. "
+    "fitted_on: the API families the weights were fitted on; benchmarks/filter_eval.py judges every other labelled "
+    "family with these weights as never seen."
+)
+
+
+def learned_json(weights: Mapping[str, float], threshold: float, families: Sequence[str]) -> str:
+    """The text of ``learned.json`` for these weights (names and families sorted, two-space indent),
+    so a refit on the same families gives the shipped file byte for byte (a test checks)."""
+    data = {
+        "about": ABOUT,
+        "threshold": threshold,
+        "weights": dict(sorted(weights.items())),
+        "fitted_on": sorted(families),
+    }
+    return json.dumps(data, indent=2, ensure_ascii=False) + "\n"
 
 
 def write(weights: Mapping[str, float], threshold: float, families: Sequence[str]) -> None:
-    LEARNED.write_text(learned_source(weights, threshold, families), encoding="utf-8")
+    LEARNED.write_text(learned_json(weights, threshold, families), encoding="utf-8")
     print(f"wrote {LEARNED.relative_to(REPO)}")
 
 

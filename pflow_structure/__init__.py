@@ -97,11 +97,6 @@ def __dir__() -> list[str]:
 
 __version__ = "0.1.0"
 
-# Old paths of moved modules (pflow_structure.cli_fast, ...) still import, with a DeprecationWarning.
-from pflow_structure import _moved  # noqa: E402
-
-_moved.install()
-
 __all__ = [
     "CacheEntry",
     "CacheWriteError",

@@ -51,13 +51,13 @@ def test_the_set_has_the_files_and_families_it_promises() -> None:
 
 
 def test_the_shipped_weights_name_the_labelled_families_they_were_fitted_on() -> None:
-    """``learned.FITTED_ON`` names families that exist (new set, or the old set's corpus prefixes):
-    filter_eval judges the rest as never seen, so a typo there would hide a family's fit."""
-    from pflow_structure.filtering.learned import FITTED_ON
+    """``learned.json``'s ``fitted_on`` names families that exist (new set, or the old set's corpus
+    prefixes): filter_eval judges the rest as never seen, so a typo there would hide a family's fit."""
+    from pflow_structure.filtering.learned import fitted_on
 
     old = {name.split("__")[0] for name in json.loads((REPO / "tests/data/filter_labels.json").read_text())["files"]}
-    assert list(FITTED_ON) == sorted(set(FITTED_ON))
-    assert set(FITTED_ON) <= {family.name for family in FAMILIES} | old
+    assert list(fitted_on()) == sorted(set(fitted_on()))
+    assert set(fitted_on()) <= {family.name for family in FAMILIES} | old
 
 
 def benchmark(name: str) -> Any:
@@ -73,24 +73,25 @@ def benchmark(name: str) -> Any:
 
 
 def test_the_fit_writes_the_shipped_weights_file_byte_for_byte() -> None:
-    """``filter_learn.py --write`` on the shipped weights gives learned.py exactly (as ruff formats it),
-    so a refit on the same families shows no diff but the weights' own."""
-    from pflow_structure.filtering.learned import FITTED_ON, MODEL
+    """``filter_learn.py --write`` on the shipped weights gives learned.json exactly, so a refit on
+    the same families shows no diff but the weights' own."""
+    from pflow_structure.filtering.learned import fitted_on, shipped_model
 
     filter_learn = benchmark("filter_learn")
-    assert MODEL is not None
-    shipped = (REPO / "pflow_structure" / "filtering" / "learned.py").read_text(encoding="utf-8")
-    assert filter_learn.learned_source(MODEL.weights, MODEL.threshold, FITTED_ON) == shipped
+    model = shipped_model()
+    shipped = (REPO / "pflow_structure" / "filtering" / "learned.json").read_text(encoding="utf-8")
+    assert filter_learn.learned_json(model.weights, model.threshold, fitted_on()) == shipped
+    assert filter_learn.LEARNED == REPO / "pflow_structure" / "filtering" / "learned.json"
 
 
 def test_filter_eval_judges_as_never_seen_exactly_the_families_the_weights_were_not_fitted_on() -> None:
     """``benchmarks/filter_eval.py``'s never-seen table (no numpy needed): one row per labelled family
-    outside ``learned.FITTED_ON``, and a pooled row over exactly their labels."""
-    from pflow_structure.filtering.learned import FITTED_ON
+    outside ``learned.fitted_on()``, and a pooled row over exactly their labels."""
+    from pflow_structure.filtering.learned import fitted_on
 
     filter_eval = benchmark("filter_eval")
     cases = filter_eval.load_new()
-    fresh = sorted({case.family for case in cases} - set(FITTED_ON))
+    fresh = sorted({case.family for case in cases} - set(fitted_on()))
     rows = [line for line in filter_eval.never_seen(cases) if line.startswith("| ") and not line.startswith("| Family")]
     assert [row.split(" | ")[0].removeprefix("| ") for row in rows] == [*fresh, "**never seen, pooled**"]
     keep = sum(len(case.keep) for case in cases if case.family in fresh)

@@ -225,24 +225,53 @@ def test_the_shipped_weights_name_only_features_the_filter_computes() -> None:
     ``python benchmarks/filter_learn.py --write``."""
     from pflow_structure.filtering.features import Places, field_features
     from pflow_structure.filtering.heuristic import _score
-    from pflow_structure.filtering.learned import MODEL
-    from pflow_structure.filtering.tree import _field_indices, _nodes
+    from pflow_structure.filtering.learned import shipped_model
+    from pflow_structure.filtering.tree import field_indices, path_nodes
 
-    assert MODEL is not None and -5 < MODEL.threshold < 5
+    model = shipped_model()
+    assert -5 < model.threshold < 5
     seen: set[str] = set()
     for name in sorted(LABELS):
         inferred = structure_of(name)
-        nodes = _nodes(inferred.structure)
-        indices = _field_indices(inferred.structure, nodes)
+        nodes = path_nodes(inferred.structure)
+        indices = field_indices(inferred.structure, nodes)
         places = Places(nodes, indices)
         signals = inferred.signals or {}
         for index in indices:
             path = nodes[index].path
             base = _score(nodes[index].keys, nodes[index].noisy_above, inferred.structure[path], signals.get(path))
             seen |= set(field_features(index, nodes[index], inferred.structure[path], signals.get(path), places, base))
-    structural = {name for name in MODEL.weights if ":" not in name}
+    structural = {name for name in model.weights if ":" not in name}
     assert structural - seen == set()
-    assert {name.split(":", 1)[0] for name in MODEL.weights if ":" in name} <= {"w", "p", "wk"}
+    assert {name.split(":", 1)[0] for name in model.weights if ":" in name} <= {"w", "p", "wk"}
+
+
+def test_the_shipped_weights_are_the_numbers_of_learned_json() -> None:
+    from pflow_structure.filtering.learned import fitted_on, shipped_model
+
+    data = json.loads((REPO / "pflow_structure" / "filtering" / "learned.json").read_text(encoding="utf-8"))
+    assert dict(shipped_model().weights) == data["weights"] and len(data["weights"]) == 396
+    assert (shipped_model().threshold, fitted_on()) == (-0.5, tuple(data["fitted_on"]))
+    assert shipped_model() is shipped_model()  # read once
+
+
+def test_learned_json_ships_as_package_data() -> None:
+    import tomllib
+
+    pyproject = tomllib.loads((REPO / "pyproject.toml").read_text(encoding="utf-8"))
+    assert "filtering/learned.json" in pyproject["tool"]["setuptools"]["package-data"]["pflow_structure"]
+
+
+def test_the_weights_are_read_when_the_filter_first_scores_not_when_it_is_imported() -> None:
+    import subprocess
+    import sys
+
+    code = (
+        "import sys, pflow_structure.filtering, pflow_structure.filtering.heuristic;"
+        "print('pflow_structure.filtering.learned' in sys.modules)"
+    )
+    loaded = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert loaded == "False\n"
 
 
 def test_the_hand_made_heuristic_is_still_there_without_the_learned_score() -> None:

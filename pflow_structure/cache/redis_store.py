@@ -25,7 +25,7 @@ from pflow_structure.cache.entry import CacheEntry, format_timestamp, parse_entr
 from pflow_structure.cache.files import EntryInfo
 from pflow_structure.cache.ids import is_valid_execution_id, new_execution_id, validate_execution_id
 from pflow_structure.cache.masking import mask_secrets
-from pflow_structure.cache.store import _HELD, ExecutionCache
+from pflow_structure.cache.store import ExecutionCache, is_held
 from pflow_structure.errors import CacheUnavailableError, ExecutionExpiredError, ExecutionNotFoundError
 
 __all__ = ["COMPRESS_OVER", "DEFAULT_NAMESPACE", "RedisExecutionCache", "connect", "redis_error"]
@@ -343,7 +343,7 @@ class RedisExecutionCache:
         removed = evicted = 0
         kept: list[EntryInfo] = []
         for info in self.scan():
-            if self.is_expired(info, now) and info.execution_id not in _HELD and self._remove(info):
+            if self.is_expired(info, now) and not is_held(info.execution_id) and self._remove(info):
                 removed += 1
             else:
                 kept.append(info)
@@ -351,7 +351,7 @@ class RedisExecutionCache:
         for info in kept:
             if total <= self.max_bytes:
                 break
-            if info.execution_id != keep and info.execution_id not in _HELD and self._remove(info):
+            if info.execution_id != keep and not is_held(info.execution_id) and self._remove(info):
                 total -= info.size
                 evicted += 1
         return {"expired": removed, "evicted": evicted, "remaining": len(kept) - evicted}

@@ -80,6 +80,11 @@ def release_execution(execution_id: str) -> None:
             _HELD.pop(execution_id, None)
 
 
+def is_held(execution_id: str) -> bool:
+    """Whether this process holds ``execution_id`` (see :func:`hold_execution`): no store prunes it."""
+    return execution_id in _HELD
+
+
 _MAINTENANCE_STAMP = ".maintenance"
 _LOCK_NAME = ".lock"
 

@@ -29,11 +29,11 @@ from pflow_structure.cli import (  # noqa: F401  (register)
 )
 from pflow_structure.cli.common import (
     CONTEXT_SETTINGS,
-    _echo_json,
-    _echo_text,
-    _fails_cleanly,
-    _settings,
+    echo_json,
+    echo_text,
+    fails_cleanly,
     main,
+    settings_for,
 )
 from pflow_structure.cli.read_fields import ReadFieldsArgs, read_fields_output
 from pflow_structure.render.fields_text import READ_FORMATS
@@ -61,7 +61,7 @@ _JSON_NUMBER = re.compile(r"-?(?:0|[1-9][0-9]*)(?:\.[0-9]+)?(?:[eE][+-]?[0-9]+)?
     help="One full template path per line, as pflow prints them (${result[0].title}), instead of the indented tree.",
 )
 @click.pass_context
-@_fails_cleanly
+@fails_cleanly
 def run(
     ctx: click.Context,
     node: str,
@@ -91,14 +91,14 @@ def run(
     from pflow_structure.service import registry_run
 
     parameters = parse_params(params)
-    settings = _settings(ctx)
+    settings = settings_for(ctx)
     if max_paths:
         settings = settings.replace(max_paths=max_paths)
     result = registry_run(node, parameters, settings=settings, all_fields=all_fields)
     if as_json:
-        _echo_json(result)
+        echo_json(result)
     else:
-        _echo_text(render_structure_text(result, layout="flat" if flat else "tree"))
+        echo_text(render_structure_text(result, layout="flat" if flat else "tree"))
 
 
 def parse_params(items: Sequence[str]) -> dict[str, Any]:
@@ -162,7 +162,7 @@ def _typed_value(raw: str) -> Any:
     "the same (a TOON table for rows); outline, lines, table, toon: that format.",
 )
 @click.pass_context
-@_fails_cleanly
+@fails_cleanly
 def read_fields_command(
     ctx: click.Context,
     execution_id: str,
@@ -195,7 +195,7 @@ def read_fields_command(
     )
     output = read_fields_output(args)
     if output.stdout:
-        _echo_text(output.stdout)
+        echo_text(output.stdout)
     for note in output.notes:
         click.echo(safe_text(note), err=True)
     ctx.exit(output.exit_code)
@@ -213,7 +213,7 @@ def read_fields_command(
     help="Bearer token HTTP clients must send [env PFLOW_STRUCTURE_MCP_TOKEN]; required off loopback.",
 )
 @click.pass_context
-@_fails_cleanly
+@fails_cleanly
 def serve(ctx: click.Context, use_http: bool, host: str, port: int, token: str | None) -> None:
     """Serve the registry tools over MCP (stdio, or --http), for agents.
 
@@ -225,7 +225,7 @@ def serve(ctx: click.Context, use_http: bool, host: str, port: int, token: str |
     from pflow_structure.mcp.server import LOOPBACK, build_server, serve_http
 
     if not use_http:
-        build_server(_settings(ctx)).run()
+        build_server(settings_for(ctx)).run()
         return
     if host not in LOOPBACK and not token:
         raise click.UsageError(
@@ -233,7 +233,7 @@ def serve(ctx: click.Context, use_http: bool, host: str, port: int, token: str |
             "Set a bearer token (PFLOW_STRUCTURE_MCP_TOKEN=... or --token) or keep --host 127.0.0.1."
         )
     click.echo(f"pflow-structure MCP server at http://{host}:{port}/mcp", err=True)
-    serve_http(_settings(ctx), host, port, token)
+    serve_http(settings_for(ctx), host, port, token)
 
 
 @main.command(
@@ -243,7 +243,7 @@ def serve(ctx: click.Context, use_http: bool, host: str, port: int, token: str |
 )
 @click.argument("pflow_args", nargs=-1, type=click.UNPROCESSED, metavar="[PFLOW ARGS]...")
 @click.pass_context
-@_fails_cleanly
+@fails_cleanly
 def pflow_command(ctx: click.Context, pflow_args: Sequence[str]) -> None:
     """Run pflow's own CLI (pflow-cli 0.8.x to 0.10.x) with the structure-only plugin.
 
@@ -279,7 +279,7 @@ def pflow_command(ctx: click.Context, pflow_args: Sequence[str]) -> None:
             click.echo(ctx.get_help())
             return
     root_cache_dir = ctx.find_root().params.get("cache_dir")
-    run_pflow(list(pflow_args), settings=_settings(ctx) if root_cache_dir else None)
+    run_pflow(list(pflow_args), settings=settings_for(ctx) if root_cache_dir else None)
 
 
 PLUGIN_COMMANDS = ("enable", "disable", "status")

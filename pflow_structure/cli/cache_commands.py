@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import click
 
-from pflow_structure.cli.common import CONTEXT_SETTINGS, _echo_json, _fails_cleanly, _settings, main
+from pflow_structure.cli.common import CONTEXT_SETTINGS, echo_json, fails_cleanly, main, settings_for
 
 
 @main.group(context_settings=CONTEXT_SETTINGS)
@@ -15,12 +15,12 @@ def cache() -> None:
 @cache.command("list", context_settings=CONTEXT_SETTINGS)
 @click.option("--json", "as_json", is_flag=True, help="Print a JSON list.")
 @click.pass_context
-@_fails_cleanly
+@fails_cleanly
 def cache_list(ctx: click.Context, as_json: bool) -> None:
     """List cached executions, oldest first (id, age, size)."""
     import time
 
-    store = _settings(ctx).cache()
+    store = settings_for(ctx).cache()
     now = time.time()
     infos = store.scan()
     rows = [
@@ -34,7 +34,7 @@ def cache_list(ctx: click.Context, as_json: bool) -> None:
         for info in infos
     ]
     if as_json:
-        _echo_json(rows)
+        echo_json(rows)
         return
     if not rows:
         click.echo(f"No cached executions in {store.location}")
@@ -46,12 +46,12 @@ def cache_list(ctx: click.Context, as_json: bool) -> None:
 @cache.command("stats", context_settings=CONTEXT_SETTINGS)
 @click.option("--json", "as_json", is_flag=True, help="Print a JSON object.")
 @click.pass_context
-@_fails_cleanly
+@fails_cleanly
 def cache_stats(ctx: click.Context, as_json: bool) -> None:
     """Show where the cache is (directory, or Redis with PFLOW_STRUCTURE_CACHE_URL), entry count, size and limits."""
-    stats = _settings(ctx).cache().stats()
+    stats = settings_for(ctx).cache().stats()
     if as_json:
-        _echo_json(stats)
+        echo_json(stats)
         return
     for key, value in stats.items():
         click.echo(f"{key}: {value}")
@@ -59,10 +59,10 @@ def cache_stats(ctx: click.Context, as_json: bool) -> None:
 
 @cache.command("prune", context_settings=CONTEXT_SETTINGS)
 @click.pass_context
-@_fails_cleanly
+@fails_cleanly
 def cache_prune(ctx: click.Context) -> None:
     """Delete expired entries, then the oldest while the cache is over its size cap."""
-    outcome = _settings(ctx).cache().prune()
+    outcome = settings_for(ctx).cache().prune()
     click.echo(
         f"Removed {outcome['expired']} expired and {outcome['evicted']} over-cap entries; "
         f"{outcome['remaining']} remain."
@@ -72,10 +72,10 @@ def cache_prune(ctx: click.Context) -> None:
 @cache.command("clear", context_settings=CONTEXT_SETTINGS)
 @click.option("--yes", is_flag=True, help="Do not ask for confirmation.")
 @click.pass_context
-@_fails_cleanly
+@fails_cleanly
 def cache_clear(ctx: click.Context, yes: bool) -> None:
     """Delete every cached execution."""
-    store = _settings(ctx).cache()
+    store = settings_for(ctx).cache()
     if not yes:
         click.confirm(f"Delete every cached execution in {store.location}?", abort=True)
     click.echo(f"Deleted {store.clear()} entries.")

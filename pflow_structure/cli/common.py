@@ -25,13 +25,14 @@ F = TypeVar("F", bound=Callable[..., Any])
 CONTEXT_SETTINGS = {"help_option_names": ["-h", "--help"], "max_content_width": 100}
 
 
-def _settings(ctx: click.Context) -> Settings:
+def settings_for(ctx: click.Context) -> Settings:
+    """The settings a command runs with: the environment, and ``--cache-dir`` when given."""
     from pflow_structure.settings import Settings
 
     return Settings.from_env(cache_dir=ctx.find_root().params.get("cache_dir"))
 
 
-def _fails_cleanly(command: F) -> F:
+def fails_cleanly(command: F) -> F:
     """Print our errors as one message on stderr with exit code 1 (no traceback)."""
 
     @wraps(command)
@@ -47,11 +48,12 @@ def _fails_cleanly(command: F) -> F:
     return wrapper  # type: ignore[return-value]
 
 
-def _echo_json(value: Any) -> None:
+def echo_json(value: Any) -> None:
+    """Print ``value`` as JSON, as every output of ours writes it."""
     click.echo(format_json(value))
 
 
-def _echo_text(text: str) -> None:
+def echo_text(text: str) -> None:
     """Print text; a lone surrogate (from a non-UTF-8 key or value) is shown escaped, not a crash."""
     click.echo(safe_text(text))
 
@@ -60,7 +62,7 @@ class ClosedInput(Exception):
     """Standard input was asked for (``-``) but is closed (``<&-``)."""
 
 
-def _read_file_or_stdin(file: str, limit: int) -> bytes:
+def read_file_or_stdin(file: str, limit: int) -> bytes:
     """At most ``limit + 1`` bytes of ``file``, or of standard input for ``-`` (one more than the
     limit, so the caller can tell an input over it). Raises :class:`ClosedInput`, or
     ``OSError``/``ValueError`` when the file or the stream cannot be read; callers word the error."""

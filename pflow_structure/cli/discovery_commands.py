@@ -17,12 +17,12 @@ import click
 from pflow_structure.cli.common import (
     CONTEXT_SETTINGS,
     ClosedInput,
-    _echo_json,
-    _echo_text,
-    _fails_cleanly,
-    _read_file_or_stdin,
-    _settings,
+    echo_json,
+    echo_text,
+    fails_cleanly,
     main,
+    read_file_or_stdin,
+    settings_for,
 )
 from pflow_structure.render.output_text import safe_text
 
@@ -77,7 +77,7 @@ def _table(rows: Sequence[tuple[str, str]]) -> list[str]:
     "suggestions).",
 )
 @click.pass_context
-@_fails_cleanly
+@fails_cleanly
 def nodes(
     ctx: click.Context,
     node_ids: Sequence[str],
@@ -113,14 +113,14 @@ def nodes(
         return
     from pflow_structure.service.discovery import discover
 
-    found = discover(_settings(ctx), query=query, kind=kind, narrow_hint=NARROW_HINT)
+    found = discover(settings_for(ctx), query=query, kind=kind, narrow_hint=NARROW_HINT)
     _warn(found["warnings"])
     if as_json:
-        _echo_json(found["nodes"] if kind != "workflows" else found["workflows"])
+        echo_json(found["nodes"] if kind != "workflows" else found["workflows"])
     elif markdown:
-        _echo_text(found["context"])
+        echo_text(found["context"])
     elif found["nodes"] or found["workflows"]:
-        _echo_text("\n".join(_discovery_lines(found)))
+        echo_text("\n".join(_discovery_lines(found)))
     else:
         click.echo(f"Nothing matches {query!r}; try fewer or other words." if query else f"No {kind} to list.")
 
@@ -142,15 +142,15 @@ def _print_planning(ctx: click.Context, node_ids: Sequence[str], workflow_names:
     """The planning context; an unknown name exits 1 with the error and its close matches on stderr."""
     from pflow_structure.service.discovery import describe
 
-    planned = describe(_settings(ctx), node_ids, workflow_names)
+    planned = describe(settings_for(ctx), node_ids, workflow_names)
     _warn(planned["warnings"])
     if as_json:
-        _echo_json(planned)
+        echo_json(planned)
     if "error" in planned:
         click.echo(f"Error: {planned['error'].rstrip()}", err=True)
         sys.exit(1)
     if not as_json:
-        _echo_text(planned["context"])
+        echo_text(planned["context"])
 
 
 @main.group(context_settings=CONTEXT_SETTINGS)
@@ -165,38 +165,38 @@ def workflows() -> None:
 @workflows.command("list", context_settings=CONTEXT_SETTINGS)
 @click.option("--json", "as_json", is_flag=True, help="Print a JSON list of workflows (no IR).")
 @click.pass_context
-@_fails_cleanly
+@fails_cleanly
 def workflows_list(ctx: click.Context, as_json: bool) -> None:
     """List saved workflows: name and description."""
     from pflow_structure.discovery.interface import first_line
     from pflow_structure.service.discovery import list_workflows
 
-    listed = list_workflows(_settings(ctx))
+    listed = list_workflows(settings_for(ctx))
     _warn(listed["warnings"])
     if as_json:
-        _echo_json(listed["workflows"])
+        echo_json(listed["workflows"])
     elif not listed["workflows"]:
         click.echo(f"No saved workflows in {listed['directory']}")
     else:
         rows = [(flow["name"], first_line(flow["description"])) for flow in listed["workflows"]]
-        _echo_text("\n".join(_table(rows)))
+        echo_text("\n".join(_table(rows)))
 
 
 @workflows.command("show", context_settings=CONTEXT_SETTINGS)
 @click.argument("name")
 @click.option("--json", "as_json", is_flag=True, help="Print the stored record (IR included) as JSON.")
 @click.pass_context
-@_fails_cleanly
+@fails_cleanly
 def workflows_show(ctx: click.Context, name: str, as_json: bool) -> None:
     """Show saved workflow NAME: description, inputs, outputs, nodes, version."""
     from pflow_structure.service.discovery import show_workflow
 
-    shown = show_workflow(_settings(ctx), name)
+    shown = show_workflow(settings_for(ctx), name)
     _warn(shown["warnings"])
     if as_json:
-        _echo_json(shown["workflow"])
+        echo_json(shown["workflow"])
     else:
-        _echo_text(shown["context"])
+        echo_text(shown["context"])
 
 
 @workflows.command("save", context_settings=CONTEXT_SETTINGS)
@@ -205,7 +205,7 @@ def workflows_show(ctx: click.Context, name: str, as_json: bool) -> None:
 @click.option("--description", required=True, help="One line saying what the workflow does (shown by discovery).")
 @click.option("--tag", "tags", multiple=True, metavar="TAG", help="A tag to store with the workflow; repeat for more.")
 @click.pass_context
-@_fails_cleanly
+@fails_cleanly
 def workflows_save(ctx: click.Context, name: str, file: str, description: str, tags: Sequence[str]) -> None:
     """Save the workflow IR in FILE (JSON; - for stdin) as NAME, replacing one of that name.
 
@@ -215,7 +215,7 @@ def workflows_save(ctx: click.Context, name: str, file: str, description: str, t
     from pflow_structure.service.discovery import save_workflow_text
 
     where = "stdin" if file == "-" else file
-    saved = save_workflow_text(_settings(ctx), name, _read_input(file), description, where=where, tags=tags)
+    saved = save_workflow_text(settings_for(ctx), name, _read_input(file), description, where=where, tags=tags)
     verb = "Replaced" if saved["replaced"] else "Saved"
     click.echo(f"{verb} workflow {name!r} in {saved['path']}")
 
@@ -226,7 +226,7 @@ def _read_input(file: str) -> bytes:
 
     where = "stdin" if file == "-" else file
     try:
-        data = _read_file_or_stdin(file, MAX_INPUT_BYTES)
+        data = read_file_or_stdin(file, MAX_INPUT_BYTES)
     except ClosedInput:
         raise InvalidWorkflowError("stdin is closed; pass the workflow IR as FILE, or pipe it into stdin.") from None
     except (OSError, ValueError) as exc:
@@ -245,12 +245,12 @@ def _read_input(file: str) -> bytes:
 @click.argument("name")
 @click.option("--yes", is_flag=True, help="Do not ask for confirmation.")
 @click.pass_context
-@_fails_cleanly
+@fails_cleanly
 def workflows_delete(ctx: click.Context, name: str, yes: bool) -> None:
     """Delete saved workflow NAME."""
     from pflow_structure.service.discovery import delete_saved_workflow, saved_workflow_path
 
-    settings = _settings(ctx)
+    settings = settings_for(ctx)
     path = saved_workflow_path(settings, name)  # refuses unsafe names and missing workflows before asking
     if not yes:
         click.confirm(f"Delete workflow {name!r} ({path})?", abort=True)

@@ -10,12 +10,12 @@ import click
 from pflow_structure.cli.common import (
     CONTEXT_SETTINGS,
     ClosedInput,
-    _echo_json,
-    _echo_text,
-    _fails_cleanly,
-    _read_file_or_stdin,
-    _settings,
+    echo_json,
+    echo_text,
+    fails_cleanly,
     main,
+    read_file_or_stdin,
+    settings_for,
 )
 
 FORMAT_CHOICES = ("auto", "outline", "lines", "table", "toon", "json")
@@ -48,7 +48,7 @@ MAX_INPUT_BYTES = 16 * 1024 * 1024  # about 4 million tokens: far past what anyo
 )
 @click.option("--json", "as_json", is_flag=True, help="With --stats: print the metrics as JSON.")
 @click.pass_context
-@_fails_cleanly
+@fails_cleanly
 def format_command(
     ctx: click.Context,
     file: str,
@@ -72,11 +72,11 @@ def format_command(
     """
     _check_combination(ctx, format_name, operation, lossy, stats)
     value = _read_value(file)
-    settings = _settings(ctx)
+    settings = settings_for(ctx)
     name = "standard input" if file == "-" else file
     render = _renderer(format_name, operation, lossy, settings.failure_log, name)
     if not stats:
-        _echo_text(render(value))
+        echo_text(render(value))
         return
     from pflow_structure.render.metrics import format_stats, render_stats_text, stats_dict
 
@@ -88,9 +88,9 @@ def format_command(
         shown_name = f"auto ({picked})"
     measured = format_stats(value, render, runs=runs, format_name=shown_name, operation=operation or "")
     if as_json:
-        _echo_json(stats_dict(measured))
+        echo_json(stats_dict(measured))
     else:
-        _echo_text(render_stats_text(measured))
+        echo_text(render_stats_text(measured))
 
 
 def _check_combination(ctx: click.Context, format_name: str, operation: str | None, lossy: bool, stats: bool) -> None:
@@ -131,7 +131,7 @@ def _read_value(file: str) -> Any:
 
     name = "standard input" if file == "-" else file
     try:
-        raw = _read_file_or_stdin(file, MAX_INPUT_BYTES)
+        raw = read_file_or_stdin(file, MAX_INPUT_BYTES)
     except ClosedInput:
         raise ParameterError("Standard input is closed; pipe JSON into format -, or give a FILE.") from None
     except (OSError, ValueError) as exc:

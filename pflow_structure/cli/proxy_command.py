@@ -8,7 +8,7 @@ from typing import Any
 
 import click
 
-from pflow_structure.cli.common import CONTEXT_SETTINGS, _fails_cleanly, _settings, main
+from pflow_structure.cli.common import CONTEXT_SETTINGS, fails_cleanly, main, settings_for
 
 
 @main.command(context_settings={**CONTEXT_SETTINGS, "ignore_unknown_options": True, "allow_interspersed_args": False})
@@ -61,7 +61,7 @@ from pflow_structure.cli.common import CONTEXT_SETTINGS, _fails_cleanly, _settin
 )
 @click.argument("command", nargs=-1, type=click.UNPROCESSED, metavar="[-- COMMAND [ARGS]...]")
 @click.pass_context
-@_fails_cleanly
+@fails_cleanly
 def proxy(
     ctx: click.Context,
     budget: int,
@@ -94,7 +94,7 @@ def proxy(
     from pflow_structure.mcp.proxy.run import run
 
     upstream = _upstream(list(command), url, transport, headers, config_file, timeout)
-    run(upstream, lambda: _settings(ctx), budget=budget, start_timeout=start_timeout)
+    run(upstream, lambda: settings_for(ctx), budget=budget, start_timeout=start_timeout)
 
 
 def _upstream(

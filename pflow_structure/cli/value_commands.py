@@ -8,7 +8,7 @@ from typing import Any
 
 import click
 
-from pflow_structure.cli.common import CONTEXT_SETTINGS, _echo_json, _echo_text, _fails_cleanly, _settings, main
+from pflow_structure.cli.common import CONTEXT_SETTINGS, echo_json, echo_text, fails_cleanly, main, settings_for
 
 
 @main.command("edit-fields", context_settings=CONTEXT_SETTINGS)
@@ -19,7 +19,7 @@ from pflow_structure.cli.common import CONTEXT_SETTINGS, _echo_json, _echo_text,
     "--json", "as_json", is_flag=True, help="Print what MCP returns: the new id and the structure of what changed."
 )
 @click.pass_context
-@_fails_cleanly
+@fails_cleanly
 def edit_fields_command(
     ctx: click.Context, execution_id: str, changes: Sequence[str], delete: Sequence[str], as_json: bool
 ) -> None:
@@ -40,11 +40,11 @@ def edit_fields_command(
     set_values = parse_changes(changes)
     if not set_values and not delete:
         raise click.UsageError("Nothing to edit: give PATH=JSON and/or --delete PATH.")
-    result = edit_fields(execution_id, set_values, list(delete), settings=_settings(ctx), changes_only=as_json)
+    result = edit_fields(execution_id, set_values, list(delete), settings=settings_for(ctx), changes_only=as_json)
     if as_json:
-        _echo_json(result)
+        echo_json(result)
     else:
-        _echo_text(render_structure_text(result, layout="tree"))
+        echo_text(render_structure_text(result, layout="tree"))
 
 
 def parse_changes(items: Sequence[str]) -> dict[str, Any]:

@@ -129,7 +129,7 @@ def _cut(text: str, length: int) -> str:
 
 def _shortened(nodes: list[tuple[str, str]], flows: list[tuple[str, str]], length: int, limit: int) -> str:
     done = f"shortened to {length} characters" if length > 1 else "left out"
-    note = f"_Descriptions {done} to fit the {_size_label(limit)} discovery limit; the planning context shows them._"
+    note = f"_Descriptions {done} to fit the {size_label(limit)} discovery limit; the planning context shows them._"
     cut_nodes = [(name, _cut(text, length)) for name, text in nodes]
     cut_flows = [(name, _cut(text, length)) for name, text in flows]
     return _render_discovery(cut_nodes, cut_flows, note)
@@ -155,7 +155,7 @@ def _dropped(nodes: list[tuple[str, str]], flows: list[tuple[str, str]], limit: 
             if total > shown
         ]
         marker = (
-            f"[… {' and '.join(hidden)} not shown: the discovery context is limited to {_size_label(limit)}. {hint}]"
+            f"[… {' and '.join(hidden)} not shown: the discovery context is limited to {size_label(limit)}. {hint}]"
         )
         return f"{text}\n\n{marker}"
 
@@ -176,5 +176,6 @@ def _dropped(nodes: list[tuple[str, str]], flows: list[tuple[str, str]], limit: 
     return render(shown_nodes, shown_flows)
 
 
-def _size_label(limit: int) -> str:
+def size_label(limit: int) -> str:
+    """A size limit as the contexts name it: ``10 KB``, or ``1,500 bytes`` when not whole kilobytes."""
     return f"{limit // KB} KB" if limit % KB == 0 else f"{limit:,} bytes"

@@ -12,7 +12,7 @@ import difflib
 from collections.abc import Mapping, Sequence
 from typing import Any, TypedDict
 
-from pflow_structure.discovery.context import KB, _size_label, build_discovery_context, node_interface, size_of
+from pflow_structure.discovery.context import KB, build_discovery_context, node_interface, size_label, size_of
 from pflow_structure.discovery.interface import first_line
 
 GROUP_LIMIT = 50 * KB
@@ -224,7 +224,7 @@ def _fit_blocks(blocks: list[str], limit: int, noun: str) -> str:
             continue
         hidden = len(blocks) - index
         marker = (
-            f"[… {noun} truncated at {_size_label(limit)}: {hidden} of {len(blocks)} not shown in full. "
+            f"[… {noun} truncated at {size_label(limit)}: {hidden} of {len(blocks)} not shown in full. "
             "Select fewer components to see them.]"
         )
         room = limit - size_of("\n\n".join([*kept, marker])) - 2

@@ -20,7 +20,7 @@ from functools import lru_cache
 from typing import Any, NamedTuple
 
 from pflow_structure.filtering import vocabulary
-from pflow_structure.filtering.tree import _kinds, _Node
+from pflow_structure.filtering.tree import PathNode, kinds_of
 from pflow_structure.structure.field_stats import DISTINCT_CAP, FieldSignals
 
 Features = dict[str, float]
@@ -79,7 +79,7 @@ def name_features(name: str) -> tuple[tuple[str, float], ...]:
 
 def _type_features(entry: Mapping[str, Any], out: Features) -> frozenset[str]:
     type_name = str(entry.get("type", ""))
-    kinds = _kinds(type_name)
+    kinds = kinds_of(type_name)
     if "null" in type_name.split("|"):
         out["nullable"] = 1.0
     if not kinds:
@@ -143,7 +143,7 @@ class Places:
     list holding at least half of the fields), the dict each record keeps its fields in, the
     object around the records, siblings per object, and which objects have a name field."""
 
-    def __init__(self, nodes: Sequence[_Node], indices: Sequence[int]) -> None:
+    def __init__(self, nodes: Sequence[PathNode], indices: Sequence[int]) -> None:
         self.nodes = nodes
         inside: dict[int, int] = {}
         siblings: dict[int, list[int]] = {}
@@ -177,7 +177,7 @@ class Places:
         return False
 
 
-def record_body(indices: Sequence[int], nodes: Sequence[_Node], records: int) -> int:
+def record_body(indices: Sequence[int], nodes: Sequence[PathNode], records: int) -> int:
     """The dict inside each record that holds at least half of the record's fields, or -1."""
     per_parent: dict[int, int] = {}
     total = 0
@@ -191,7 +191,7 @@ def record_body(indices: Sequence[int], nodes: Sequence[_Node], records: int) ->
     return best[0] if best[1] * 2 >= total and best[1] >= 2 else -1
 
 
-def _place_features(index: int, node: _Node, places: Places, out: Features) -> None:
+def _place_features(index: int, node: PathNode, places: Places, out: Features) -> None:
     depth = len(node.keys)
     out["depth" + str(min(depth, 5))] = 1.0
     lists = node.path.count("[")
@@ -218,7 +218,7 @@ def _place_features(index: int, node: _Node, places: Places, out: Features) -> N
 
 def field_features(
     index: int,
-    node: _Node,
+    node: PathNode,
     entry: Mapping[str, Any],
     signals: FieldSignals | None,
     places: Places,

@@ -20,13 +20,13 @@ from pflow_structure.filtering.features import Features, Model, Places, field_fe
 from pflow_structure.filtering.options import DEFAULT_TARGET, DEFAULT_THRESHOLD
 from pflow_structure.filtering.signals import DEFAULT_TUNING, Tuning, adjust
 from pflow_structure.filtering.tree import (
-    _field_indices,
-    _is_inside,
-    _key_segments,
-    _kinds,
-    _Node,
-    _nodes,
+    PathNode,
+    field_indices,
+    is_inside,
+    key_segments,
+    kinds_of,
     normalise,
+    path_nodes,
 )
 from pflow_structure.filtering.tree import (
     fields_of as fields_of,
@@ -56,7 +56,7 @@ def score_field(
 ) -> float:
     """Above zero: worth showing; zero or below: noise. Uses the path's keys, the entry's statistics
     and, when given, the inference's signals for the path."""
-    keys = tuple(normalise(key) for key in _key_segments(path))
+    keys = tuple(normalise(key) for key in key_segments(path))
     noisy = any(key.replace("_", "") in vocabulary.NOISE_SEGMENTS_SQUASHED for key in keys[:-1])
     return _score(keys, noisy, entry, signals, tuning)
 
@@ -71,7 +71,7 @@ def _score(
     if not keys:
         return 1.0
     name = keys[-1]
-    kinds = _kinds(str(entry.get("type", "")))
+    kinds = kinds_of(str(entry.get("type", "")))
     business = float(vocabulary.BUSINESS.get(name, 0))
     if not kinds:  # always null: nothing to read here, though a named field may hold something elsewhere
         return business * tuning.null_named if business else -5.0
@@ -128,7 +128,7 @@ def _score(
 
 def _spread(
     ranked: list[int],
-    nodes: list[_Node],
+    nodes: list[PathNode],
     structure: Mapping[str, Mapping[str, Any]],
     target: int,
     scores: Mapping[int, float],
@@ -165,7 +165,7 @@ def _spread(
                 return 1.5
             if nodes[index].parent == envelope:
                 return tuning.envelope
-            return 0.6 if _is_inside(nodes, index, records) else 1.0
+            return 0.6 if is_inside(nodes, index, records) else 1.0
 
         order = {index: position for position, index in enumerate(ranked)}
         ranked = sorted(ranked, key=lambda index: (-scores[index] * weight(index), order[index]))
@@ -177,7 +177,7 @@ def _spread(
     for index in ranked:
         node = nodes[index]
         owner = node.list_owner
-        inner_list = owner >= 0 and owner != records and _is_inside(nodes, owner, records)
+        inner_list = owner >= 0 and owner != records and is_inside(nodes, owner, records)
         if inner_list and per_list.get(owner, 0) >= tuning.nested_list:
             continue
         parent = node.parent
@@ -212,7 +212,7 @@ def _spread(
     return kept
 
 
-def _line_cost(nodes: list[_Node], index: int, structure: Mapping[str, Mapping[str, Any]]) -> float:
+def _line_cost(nodes: list[PathNode], index: int, structure: Mapping[str, Mapping[str, Any]]) -> float:
     """Estimated o200k tokens of the field's tree line: 2.2 + characters / 3.2 (fitted by least squares
     on the tree lines of the 28 corpus files, 20,615 tokens, mean error 1.3 tokens a line)."""
     from pflow_structure.render.structure_text import describe_entry
@@ -224,11 +224,11 @@ def _line_cost(nodes: list[_Node], index: int, structure: Mapping[str, Mapping[s
 
 def view_cost(structure: Mapping[str, Mapping[str, Any]]) -> float:
     """Estimated o200k tokens of the tree lines of the whole ``structure``."""
-    nodes = _nodes(structure)
+    nodes = path_nodes(structure)
     return sum(_line_cost(nodes, index, structure) for index in range(len(nodes)))
 
 
-def _label_records_by_id(nodes: list[_Node], indices: list[int], scores: dict[int, float]) -> None:
+def _label_records_by_id(nodes: list[PathNode], indices: list[int], scores: dict[int, float]) -> None:
     """A record without a name or title (an EC2 instance without tags) is known by its id: keep it."""
     labelled = {nodes[index].parent for index in indices if scores[index] >= 6}
     for index in indices:
@@ -239,7 +239,7 @@ def _label_records_by_id(nodes: list[_Node], indices: list[int], scores: dict[in
             scores[index] = 3.0
 
 
-def _owner_named(nodes: list[_Node], index: int) -> bool:
+def _owner_named(nodes: list[PathNode], index: int) -> bool:
     """``Instances[0].InstanceId``: the id is named after the record it is in."""
     keys = nodes[index].keys
     if len(keys) < 2:
@@ -266,14 +266,14 @@ def choose_fields(
     """
     from pflow_structure.filtering.hidden import hidden_keys
 
-    nodes = _nodes(structure)
-    indices = _field_indices(structure, nodes)
+    nodes = path_nodes(structure)
+    indices = field_indices(structure, nodes)
     found = signals or {}
     scores = base_scores(structure, nodes, indices, found, tuning)
     if model == "default":
-        from pflow_structure.filtering.learned import MODEL
+        from pflow_structure.filtering.learned import shipped_model
 
-        model = MODEL
+        model = shipped_model()
     floor = MIN_SCORE
     if model is not None:
         scores = _learned(structure, nodes, indices, found, scores, model)
@@ -307,7 +307,7 @@ def choose_fields(
 
 def base_scores(
     structure: Mapping[str, Mapping[str, Any]],
-    nodes: list[_Node],
+    nodes: list[PathNode],
     indices: list[int],
     signals: Mapping[str, FieldSignals],
     tuning: Tuning = DEFAULT_TUNING,
@@ -329,7 +329,7 @@ def base_scores(
 
 def features_by_field(
     structure: Mapping[str, Mapping[str, Any]],
-    nodes: list[_Node],
+    nodes: list[PathNode],
     indices: list[int],
     signals: Mapping[str, FieldSignals],
     base: Mapping[int, float],
@@ -347,7 +347,7 @@ def features_by_field(
 
 def _learned(
     structure: Mapping[str, Mapping[str, Any]],
-    nodes: list[_Node],
+    nodes: list[PathNode],
     indices: list[int],
     signals: Mapping[str, FieldSignals],
     base: Mapping[int, float],
@@ -360,7 +360,7 @@ def _learned(
     }
 
 
-def _complete_lists(kept: list[int], ranked: list[int], nodes: list[_Node]) -> None:
+def _complete_lists(kept: list[int], ranked: list[int], nodes: list[PathNode]) -> None:
     """Every list with a kept field shows at least MIN_ITEM_FIELDS of its item fields."""
     members: dict[int, int] = {}
     for index in kept:

@@ -1,8 +1,28 @@
 """The paths of a structure as a tree the filter walks: each path's parent, keys and list owner.
 
 A structure lists parents before children, so one pass gives every path its ancestry. Shared by
-the heuristic's ranking (:mod:`pflow_structure.filtering.heuristic`) and the per-field features
-(:mod:`pflow_structure.filtering.features`).
+the heuristic's ranking (:mod:`pflow_structure.filtering.heuristic`), the per-field features
+(:mod:`pflow_structure.filtering.features`) and the fit in ``benchmarks/filter_learn.py``.
+
+The tree, as those modules use it:
+
+- :func:`path_nodes` (structure → ``list[PathNode]``): every listed path with its ancestry, in
+  the structure's order; a :class:`PathNode` refers to its parent and list owner by index.
+- :func:`field_indices` (structure, nodes → indices): the nodes that count as fields;
+  :func:`fields_of` gives their paths.
+- :func:`is_inside` (nodes, index, ancestor): whether one node lies below another.
+- :func:`key_segments` (path → dict keys) and :func:`normalise` (``createdAt`` → ``created_at``):
+  the names a path is made of.
+- :func:`kinds_of` (``str|null`` → ``{str}``): the types a field had besides null.
+
+Example::
+
+    >>> structure = {"result": {"type": "list"}, "result[0].user.login": {"type": "str"}}
+    >>> nodes = path_nodes(structure)
+    >>> [(node.path, node.parent, node.keys) for node in nodes]
+    [('result', -1, ('result',)), ('result[0].user.login', 0, ('result', 'user', 'login'))]
+    >>> [nodes[i].path for i in field_indices(structure, nodes)]
+    ['result[0].user.login']
 """
 
 from __future__ import annotations
@@ -29,7 +49,7 @@ def normalise(name: str) -> str:
 _PLAIN_PARTS = re.compile(r"[.\[\]]+")
 
 
-def _key_segments(path: str) -> list[str]:
+def key_segments(path: str) -> list[str]:
     """The dict keys along a path (list indices and ``*`` left out)."""
     if '"' not in path and "'" not in path:  # the common case, without the full parser
         return [part for part in _PLAIN_PARTS.split(path) if part and part != "*" and not part.lstrip("-").isdigit()]
@@ -40,7 +60,7 @@ def _key_segments(path: str) -> list[str]:
     return [segment for segment in segments if isinstance(segment, str) and segment != "*"]
 
 
-class _Node(NamedTuple):
+class PathNode(NamedTuple):
     """One listed path: its parent (index, -1 at the top), the keys from the root, whether a key
     above it is metadata, the nearest list above it, and whether it stands inside a group."""
 
@@ -52,9 +72,9 @@ class _Node(NamedTuple):
     grouped: bool
 
 
-def _nodes(structure: Mapping[str, Mapping[str, Any]]) -> list[_Node]:
+def path_nodes(structure: Mapping[str, Mapping[str, Any]]) -> list[PathNode]:
     """Every path with its ancestry, in one pass: a structure lists parents before children."""
-    nodes: list[_Node] = []
+    nodes: list[PathNode] = []
     stack: list[int] = []
     for path in structure:
         while stack:
@@ -75,7 +95,7 @@ def _nodes(structure: Mapping[str, Mapping[str, Any]]) -> list[_Node]:
             parent_entry = structure[above.path]
             owner = parent if "list" in str(parent_entry.get("type", "")) else above.list_owner
             grouped = above.grouped or "same_as" in parent_entry
-        nodes.append(_Node(path, parent, keys, noisy, owner, grouped))
+        nodes.append(PathNode(path, parent, keys, noisy, owner, grouped))
         stack.append(len(nodes) - 1)
     return nodes
 
@@ -83,11 +103,11 @@ def _nodes(structure: Mapping[str, Mapping[str, Any]]) -> list[_Node]:
 @lru_cache(maxsize=8192)
 def _suffix_keys(suffix: str) -> tuple[str, ...]:
     """The normalised keys of a path or a path's suffix (``[0].user.login`` → user, login)."""
-    return tuple(normalise(key) for key in _key_segments(suffix))
+    return tuple(normalise(key) for key in key_segments(suffix))
 
 
 @lru_cache(maxsize=1024)
-def _kinds(type_name: str) -> frozenset[str]:
+def kinds_of(type_name: str) -> frozenset[str]:
     """``str|null`` → {str}: the types a field had besides null."""
     return frozenset(type_name.split("|")) - {"null"}
 
@@ -97,11 +117,8 @@ def _is_noise_segment(key: str) -> bool:
     return key.replace("_", "") in vocabulary.NOISE_SEGMENTS_SQUASHED
 
 
-def _is_below(path: str, parent: str) -> bool:
-    return path.startswith(parent) and path[len(parent) : len(parent) + 1] in (".", "[")
-
-
-def _field_indices(structure: Mapping[str, Mapping[str, Any]], nodes: list[_Node]) -> list[int]:
+def field_indices(structure: Mapping[str, Mapping[str, Any]], nodes: list[PathNode]) -> list[int]:
+    """The indices in ``nodes`` of the paths that count as fields (see :func:`fields_of`)."""
     has_children = {node.parent for node in nodes}
     found = []
     for index, node in enumerate(nodes):
@@ -120,11 +137,12 @@ def _field_indices(structure: Mapping[str, Mapping[str, Any]], nodes: list[_Node
 def fields_of(structure: Mapping[str, Mapping[str, Any]]) -> list[str]:
     """The paths that count as fields: leaves, lists of scalars, ``same_as`` and dynamic-key entries
     (each stands for one field); paths below a dynamic-key dict or a ``same_as`` are part of it."""
-    nodes = _nodes(structure)
-    return [nodes[index].path for index in _field_indices(structure, nodes)]
+    nodes = path_nodes(structure)
+    return [nodes[index].path for index in field_indices(structure, nodes)]
 
 
-def _is_inside(nodes: list[_Node], index: int, ancestor: int) -> bool:
+def is_inside(nodes: list[PathNode], index: int, ancestor: int) -> bool:
+    """Whether node ``index`` lies below node ``ancestor`` (``-1``, the top, holds every node)."""
     while index >= 0:
         index = nodes[index].parent
         if index == ancestor:

@@ -24,12 +24,12 @@ from typing import Final
 from pflow_structure.errors import PathSyntaxError
 
 
-class _Wildcard:
-    """The ``[*]`` segment: every item of a list, every value of a dict."""
+class Wildcard:
+    """The ``[*]`` segment: every item of a list, every value of a dict (one instance, :data:`WILDCARD`)."""
 
-    _instance: _Wildcard | None = None
+    _instance: Wildcard | None = None
 
-    def __new__(cls) -> _Wildcard:
+    def __new__(cls) -> Wildcard:
         if cls._instance is None:
             cls._instance = super().__new__(cls)
         return cls._instance
@@ -41,8 +41,8 @@ class _Wildcard:
         return "WILDCARD"
 
 
-WILDCARD: Final = _Wildcard()
-Segment = str | int | _Wildcard
+WILDCARD: Final = Wildcard()
+Segment = str | int | Wildcard
 ConcretePath = tuple[str | int, ...]
 
 _PLAIN_KEY = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
@@ -76,7 +76,7 @@ def format_path(segments: Sequence[Segment]) -> str:
     """
     parts: list[str] = []
     for position, segment in enumerate(segments):
-        if isinstance(segment, _Wildcard):
+        if isinstance(segment, Wildcard):
             parts.append("[*]")
         elif isinstance(segment, int):
             parts.append(f"[{segment}]")

@@ -17,7 +17,7 @@ from pflow_structure.paths.grammar import (
     WILDCARD,
     ConcretePath,
     Segment,
-    _Wildcard,
+    Wildcard,
     format_path,
     is_jsonpath,
     parse_path,
@@ -48,7 +48,7 @@ def resolve(root: Any, path: str) -> tuple[list[Match], bool]:
     if is_jsonpath(path):
         return _resolve_jsonpath(root, path), True
     segments = parse_path(path)
-    multi = any(isinstance(s, _Wildcard) for s in segments)
+    multi = any(isinstance(s, Wildcard) for s in segments)
     try:
         matches = list(_walk(root, segments, 0, (), path))
         if matches and all(m.missing for m in matches):
@@ -87,7 +87,7 @@ def _walk(value: Any, segments: Sequence[Segment], index: int, where: ConcretePa
         parsed = parse_json_text(value)
         if parsed is not None:
             value = parsed
-    if isinstance(segment, _Wildcard):
+    if isinstance(segment, Wildcard):
         yield from _walk_wildcard(value, segments, index, where, text)
         return
     child_key, child = _step(value, segment, segments, index, text)

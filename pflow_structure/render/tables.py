@@ -12,7 +12,9 @@ that differ between items, a float that is not finite) raises :class:`NotReprese
 
 The cell and key quoting here is shared with the TOON documents of any JSON value
 (:mod:`~pflow_structure.render.toon` writes them, :mod:`~pflow_structure.render.toon_reader`
-reads them back).
+reads them back): :func:`cell_text`, :func:`key_text`, :func:`quote_text` and
+:func:`needs_quotes` write; :data:`JSON_NUMBER`, :data:`JSON_INTEGER`, :data:`LITERALS`,
+:data:`TOON_SPECIAL` and :data:`UNQUOTABLE` are the lexical rules both sides follow.
 """
 
 from __future__ import annotations
@@ -26,26 +28,26 @@ from typing import Any
 
 from pflow_structure.errors import NotRepresentable
 
-_NUMBER = re.compile(r"-?(?:0|[1-9][0-9]*)(?:\.[0-9]+)?(?:[eE][+-]?[0-9]+)?")
-_INTEGER = re.compile(r"-?(?:0|[1-9][0-9]*)")
+JSON_NUMBER = re.compile(r"-?(?:0|[1-9][0-9]*)(?:\.[0-9]+)?(?:[eE][+-]?[0-9]+)?")
+JSON_INTEGER = re.compile(r"-?(?:0|[1-9][0-9]*)")
 _LOOKS_NUMERIC = re.compile(r"-?[0-9][0-9.eE+-]*")  # "05", "1.", "1e5": a reader may take these as numbers
 _PLAIN_KEY = re.compile(r"[A-Za-z_][A-Za-z0-9_.]*")
-_TOON_SPECIAL = frozenset('"\\[]{}:#,')  # TOON's reader gives these a meaning outside quotes
+TOON_SPECIAL = frozenset('"\\[]{}:#,')  # TOON's reader gives these a meaning outside quotes
 _MARKDOWN_SPECIAL = frozenset('"\\')
 
 
 def parse_scalar(text: str) -> Any:
     """``null``, ``true``, ``false`` and JSON numbers as themselves; anything else stays a string."""
-    if text in _LITERALS:
-        return _LITERALS[text]
-    if _INTEGER.fullmatch(text):
+    if text in LITERALS:
+        return LITERALS[text]
+    if JSON_INTEGER.fullmatch(text):
         return int(text)
-    if _NUMBER.fullmatch(text):
+    if JSON_NUMBER.fullmatch(text):
         return float(text)
     return text
 
 
-_LITERALS: Mapping[str, Any] = {"null": None, "true": True, "false": False}
+LITERALS: Mapping[str, Any] = {"null": None, "true": True, "false": False}
 
 
 def table_columns(items: Any) -> list[str]:
@@ -79,21 +81,22 @@ def _special_characters(special: frozenset[str]) -> re.Pattern[str]:
     return re.compile("[" + "".join(re.escape(ch) for ch in sorted(special)) + "\x00-\x1f\x7f]")
 
 
-def _needs_quotes(text: str, special: frozenset[str]) -> bool:
+def needs_quotes(text: str, special: frozenset[str]) -> bool:
+    """Whether ``text`` must be quoted to read back as this string (``special``: the delimiters)."""
     return (
         text == ""
         or text != text.strip()
         or _special_characters(special).search(text) is not None
-        or text in _LITERALS
+        or text in LITERALS
         or _LOOKS_NUMERIC.fullmatch(text) is not None  # every JSON number, without int() on a long digit run
         or text.startswith("-")
     )
 
 
-def cell_text(value: Any, special: frozenset[str] = _TOON_SPECIAL) -> str:
+def cell_text(value: Any, special: frozenset[str] = TOON_SPECIAL) -> str:
     """One cell: primitives as JSON literals, strings bare unless they need quotes."""
     if isinstance(value, str):
-        return _quote(value) if _needs_quotes(value, special) else _checked(value)
+        return quote_text(value) if needs_quotes(value, special) else _checked(value)
     if value is None or isinstance(value, bool):
         return json.dumps(value)
     if isinstance(value, int):
@@ -124,28 +127,29 @@ def render_toon_table(items: Sequence[Mapping[str, Any]], name: str | None = "it
       2,"Smith, J"
     """
     columns = table_columns(items)
-    header = ",".join(_key_text(c) for c in columns)
-    label = "" if name is None else _key_text(name)
+    header = ",".join(key_text(c) for c in columns)
+    label = "" if name is None else key_text(name)
     rows = ("  " + ",".join(cell_text(item[c]) for c in columns) for item in items)
     return "\n".join([f"{label}[{len(items)}]{{{header}}}:", *rows])
 
 
-def _key_text(key: str) -> str:
-    return key if _PLAIN_KEY.fullmatch(key) else _quote(key)
+def key_text(key: str) -> str:
+    """A key as TOON writes it: bare when it is a plain name, else quoted."""
+    return key if _PLAIN_KEY.fullmatch(key) else quote_text(key)
 
 
-def _quote(text: str) -> str:
+def quote_text(text: str) -> str:
     """A quoted string with only the escapes TOON allows (backslash, quote, newline, return, tab)."""
     return json.dumps(_checked(text), ensure_ascii=False)
 
 
 def _checked(text: str) -> str:
-    if _UNQUOTABLE.search(text):
+    if UNQUOTABLE.search(text):
         raise NotRepresentable("a string with a control character or a lone surrogate has no TOON or table form")
     return text
 
 
-_UNQUOTABLE = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ud800-\udfff]")
+UNQUOTABLE = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ud800-\udfff]")
 
 
 _QUOTED = r'"(?:[^"\\]|\\.)*"'

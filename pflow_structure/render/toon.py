@@ -16,7 +16,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from pflow_structure.errors import NotRepresentable
-from pflow_structure.render.tables import _key_text, _quote, cell_text
+from pflow_structure.render.tables import cell_text, key_text, quote_text
 
 __all__ = ["TOON_MAX_DEPTH", "render_toon"]
 
@@ -59,7 +59,7 @@ def render_toon(value: Any) -> str:
     else:
         text = _scalar(value)
         # A reader drops a byte-order mark that starts the text, so a root string starting with one is quoted.
-        lines.append(_quote(value) if isinstance(value, str) and text.startswith("\ufeff") else text)
+        lines.append(quote_text(value) if isinstance(value, str) and text.startswith("\ufeff") else text)
     return "\n".join(lines)
 
 
@@ -106,7 +106,7 @@ def _write_fields(value: Mapping[Any, Any], depth: int, level: int, lines: list[
     for key, item in value.items():
         if not isinstance(key, str):
             raise NotRepresentable("TOON keys must be strings")
-        label = pad + _key_text(key)
+        label = pad + key_text(key)
         if isinstance(item, Mapping):
             inner = _nest(level)
             lines.append(label + ":")
@@ -131,7 +131,7 @@ def _write_array(prefix: str, items: Sequence[Any], depth: int, level: int, line
     columns = _table_columns_or_none(items) if tabular else None
     if columns is not None:
         pad = "  " * (depth + 1)
-        lines.append(f"{head}{{{','.join(_key_text(c) for c in columns)}}}:")
+        lines.append(f"{head}{{{','.join(key_text(c) for c in columns)}}}:")
         lines.extend(pad + ",".join(_scalar(item[c]) for c in columns) for item in items)
         return
     lines.append(head + ":")

@@ -13,7 +13,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from pflow_structure.errors import NotRepresentable
-from pflow_structure.render.tables import _INTEGER, _LITERALS, _NUMBER, _TOON_SPECIAL, _UNQUOTABLE, _needs_quotes
+from pflow_structure.render.tables import JSON_INTEGER, JSON_NUMBER, LITERALS, TOON_SPECIAL, UNQUOTABLE, needs_quotes
 from pflow_structure.render.toon import TOON_MAX_DEPTH
 
 __all__ = ["parse_toon"]
@@ -59,7 +59,7 @@ class _Reader:
     """A recursive-descent reader over the lines of a text; each nested level is one indentation deeper."""
 
     def __init__(self, text: str) -> None:
-        if _UNQUOTABLE.search(text):
+        if UNQUOTABLE.search(text):
             raise _refuse("a control character or a lone surrogate")
         self.contents: list[str] = []
         self.depths: list[int] = []
@@ -237,16 +237,16 @@ def _token(text: str) -> Any:
     """One value: a quoted string, a literal, a JSON number, or a string the writer leaves bare."""
     if text[:1] == '"':
         return _unquote(text)
-    if text in _LITERALS:
-        return _LITERALS[text]
-    if _NUMBER.fullmatch(text):
+    if text in LITERALS:
+        return LITERALS[text]
+    if JSON_NUMBER.fullmatch(text):
         try:
-            number = int(text) if _INTEGER.fullmatch(text) else float(text)
+            number = int(text) if JSON_INTEGER.fullmatch(text) else float(text)
         except ValueError as error:  # more digits than Python reads
             raise _refuse("a number too long to read", text) from error
         if isinstance(number, float) and not math.isfinite(number):
             raise _refuse("a number out of the float range", text)
         return number
-    if _needs_quotes(text, _TOON_SPECIAL):
+    if needs_quotes(text, TOON_SPECIAL):
         raise _refuse("a string that must be quoted", text)
     return text
