@@ -7,7 +7,7 @@ from typing import Any
 
 import click
 
-from pflow_structure.cli.common import CONTEXT_SETTINGS, _echo_json, _echo_text, _fails_cleanly, _settings, main
+from pflow_structure.cli.common import CONTEXT_SETTINGS, echo_json, echo_text, fails_cleanly, main, settings_for
 
 COLUMNS = (
     ("tool", "tool"),
@@ -27,7 +27,7 @@ COLUMNS = (
 @click.option("--days", type=click.IntRange(min=1), help="Only the last N days (UTC, today included).")
 @click.option("--json", "as_json", is_flag=True, help="Print the report as JSON.")
 @click.pass_context
-@_fails_cleanly
+@fails_cleanly
 def stats(ctx: click.Context, days: int | None, as_json: bool) -> None:
     """Tokens per tool or node: results answered, their raw tokens, and what agents were answered.
 
@@ -38,11 +38,11 @@ def stats(ctx: click.Context, days: int | None, as_json: bool) -> None:
     """
     from pflow_structure.service.usage import usage_report
 
-    found = usage_report(_settings(ctx), days)
+    found = usage_report(settings_for(ctx), days)
     if as_json:
-        _echo_json(found)
+        echo_json(found)
         return
-    _echo_text(stats_text(found))
+    echo_text(stats_text(found))
 
 
 def stats_text(found: Mapping[str, Any]) -> str:

@@ -14,7 +14,7 @@ from pathlib import Path
 import click
 
 from pflow_structure.cli.client_configs import PROXY_NAME, Rewrite, unwrap_text, wrap_text
-from pflow_structure.cli.common import CONTEXT_SETTINGS, _fails_cleanly, main
+from pflow_structure.cli.common import CONTEXT_SETTINGS, fails_cleanly, main
 from pflow_structure.errors import ParameterError
 
 _CONFIG = click.argument("config", type=click.Path(dir_okay=False, path_type=Path))
@@ -34,7 +34,7 @@ _DRY_RUN = click.option("--dry-run", is_flag=True, help="Print the change as a d
     metavar="PATH",
     help="The pflow-structure executable the client should start [default: the one running now, by its full path].",
 )
-@_fails_cleanly
+@fails_cleanly
 def wrap(config: Path, servers: Sequence[str], dry_run: bool, proxy_command: str | None) -> None:
     """Put every MCP server of a client configuration behind the proxy.
 
@@ -68,7 +68,7 @@ def wrap(config: Path, servers: Sequence[str], dry_run: bool, proxy_command: str
 @_CONFIG
 @_SERVER
 @_DRY_RUN
-@_fails_cleanly
+@fails_cleanly
 def unwrap(config: Path, servers: Sequence[str], dry_run: bool) -> None:
     """Undo `pflow-structure wrap`: every server entry runs its own server again.
 
