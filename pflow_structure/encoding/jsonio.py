@@ -12,7 +12,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-__all__ = ["ORJSON", "dumps", "loads"]
+__all__ = ["ORJSON", "dumps", "loads", "parse_fast"]
 
 try:  # an optional speed-up; the standard library gives the same values
     import orjson as _orjson
@@ -31,11 +31,46 @@ _PASSTHROUGH = (
 def loads(data: bytes | str) -> Any:
     """Parse JSON text (UTF-8 bytes or str) as ``json.loads`` does; raises its errors."""
     if _orjson is not None:
-        try:
-            return _orjson.loads(data)
-        except _orjson.JSONDecodeError:
-            pass  # the standard library decides (NaN, big integers, ...) and words the error
-    return json.loads(data)
+        parsed, value = parse_fast(data if isinstance(data, bytes) else data.encode("utf-8", "surrogatepass"))
+        if parsed:
+            return value
+    return json.loads(data)  # the standard library decides (NaN, big integers, ...) and words the error
+
+
+def parse_fast(data: bytes) -> tuple[bool, Any]:
+    """``(True, value)`` when orjson parsed ``data`` exactly as ``json.loads`` would; else ``(False, None)``.
+
+    orjson reads an integer past 64 bits as a float (losing digits): any float that large sends
+    the text to the standard library, which keeps every digit.
+    """
+    if _orjson is None:
+        return False, None
+    try:
+        value = _orjson.loads(data)
+    except _orjson.JSONDecodeError:
+        return False, None
+    return (False, None) if _has_huge_float(value) else (True, value)
+
+
+_INT64 = 9.2e18  # a little under 2**63: past it a float may be an integer orjson could not hold
+
+
+def _has_huge_float(value: Any) -> bool:
+    kind = type(value)
+    if kind is float:
+        return not -_INT64 < value < _INT64
+    if kind is dict:
+        value = value.values()
+    elif kind is not list:
+        return False
+    for item in value:
+        kind = type(item)
+        if kind is float:
+            if not -_INT64 < item < _INT64:
+                return True
+        elif (kind is dict or kind is list) and _has_huge_float(item):
+            return True
+    return False
 
 
 def dumps(value: Any) -> bytes:
@@ -43,7 +78,7 @@ def dumps(value: Any) -> bytes:
 
     A string with a lone surrogate has no UTF-8 form: it is written as a ``\\udcxx`` escape.
     """
-    if _orjson is not None and not _has_nan(value):
+    if _orjson is not None and not _has_huge_float(value):  # orjson would write NaN as null
         try:
             return _orjson.dumps(value, option=_PASSTHROUGH)
         except (TypeError, ValueError):
@@ -52,8 +87,3 @@ def dumps(value: Any) -> bytes:
         return json.dumps(value, ensure_ascii=False, allow_nan=False, separators=(",", ":")).encode("utf-8")
     except UnicodeEncodeError:
         return json.dumps(value, ensure_ascii=True, allow_nan=False, separators=(",", ":")).encode("ascii")
-
-
-def _has_nan(value: Any) -> bool:
-    """A top-level float that orjson would write as null (nested ones are caught by the caller's encoder)."""
-    return isinstance(value, float) and value != value or value in (float("inf"), float("-inf"))

@@ -50,8 +50,8 @@ def load_json_file(path: Path, encoding: str = "utf-8") -> Any:
     if encoding.lower().replace("_", "-") in ("utf-8", "utf8") and path.suffix.lower() not in _JSON_LINES_SUFFIXES:
         from pflow_structure.encoding.jsonio import parse_fast
 
-        value = parse_fast(raw)  # one parse of the bytes, no text copy; None: the checks below decide
-        if value is not None:
+        parsed, value = parse_fast(raw)  # one parse of the bytes, no text copy; else the checks below decide
+        if parsed:
             return value
     try:
         text = raw.decode(encoding)

@@ -321,12 +321,19 @@ def read_fields_detailed(
         raise ParameterError(f"offset ({offset}) and limit ({limit}) must not be negative")
     if cache is None:
         cache = (settings or Settings.from_env()).cache()
-    entry = cache.get(execution_id)
+    entry = _entry_for(cache, execution_id, field_paths)
     readout = FieldReadout(execution_id, {}, {}, {}, {})
     for path in field_paths:
         key = path if isinstance(path, str) else repr(path)
         try:
-            matches, multi = resolve(entry.outputs, path)
+            try:
+                matches, multi = resolve(entry.outputs, path)
+            except PathNotFoundError:
+                if entry.complete:
+                    raise
+                # A miss on a partly read entry is judged (and its reason worded) on the whole entry.
+                entry = cache.get(execution_id)
+                matches, multi = resolve(entry.outputs, path)
         except (PathSyntaxError, PathNotFoundError) as exc:
             readout.values[key] = None
             readout.errors[key] = str(exc)
@@ -342,6 +349,12 @@ def read_fields_detailed(
         else:
             readout.values[key] = values[0] if values else None
     return readout
+
+
+def _entry_for(cache: CacheBackend, execution_id: str, field_paths: Sequence[str]) -> Any:
+    """The entry, with only what ``field_paths`` reach parsed when the store can (an index)."""
+    get_fields = getattr(cache, "get_fields", None)
+    return get_fields(execution_id, field_paths) if get_fields is not None else cache.get(execution_id)
 
 
 def read_fields_text(
