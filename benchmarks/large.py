@@ -161,7 +161,10 @@ def _target(time_target: float | None, peak_target: float | None, peak_cap: floa
 
 
 def table(rows: list[dict[str, Any]]) -> str:
-    lines = ["| command | median time | time ratio | peak RSS | peak ratio | target | met |", "|---|---|---|---|---|---|---|"]
+    lines = [
+        "| command | median time | time ratio | peak RSS | peak ratio | target | met |",
+        "|---|---|---|---|---|---|---|",
+    ]
     for r in rows:
         met = "" if r["passed"] is None else ("yes" if r["passed"] else "no")
         peak = f"{r['peak_mb']:.0f} MB" if r["peak_mb"] else ""

@@ -65,8 +65,10 @@ def serialise_entry(entry: CacheEntry) -> bytes:
 
 def parse_entry(raw: bytes, execution_id: str) -> CacheEntry:
     """Check every field of a stored entry; raises ``ValueError`` saying what is wrong."""
+    parsed, data = _parse_large(raw)
     try:
-        data = json.loads(raw.decode("utf-8"))
+        if not parsed:
+            data = json.loads(raw.decode("utf-8"))
     except UnicodeDecodeError as exc:
         raise ValueError(f"not UTF-8: {exc.reason} at byte {exc.start}") from None
     except RecursionError:
@@ -104,6 +106,16 @@ def parse_entry(raw: bytes, execution_id: str) -> CacheEntry:
         notes=notes,
         text_paths=text_paths,
     )
+
+
+def _parse_large(raw: bytes) -> tuple[bool, Any]:
+    """orjson for a large entry (no text copy, three times faster); a small one is parsed before
+    orjson would even have loaded, so it never pays for its import."""
+    if len(raw) < 1 << 20:
+        return False, None
+    from pflow_structure.encoding.jsonio import parse_fast
+
+    return parse_fast(raw)
 
 
 def _is_path(value: Any) -> bool:

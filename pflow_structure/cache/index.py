@@ -265,7 +265,7 @@ class Materializer:
         if len(data) != lead + end - start + 1 or data[:lead] not in before or data[-1] not in after:
             raise StaleIndexError("a range that does not sit where its value is")
         try:
-            return _loads(data[lead:-1])
+            return _loads(memoryview(data)[lead:-1])  # a view: no second copy of a large value
         except (ValueError, RecursionError) as exc:
             raise StaleIndexError(f"a range that is not one JSON value ({type(exc).__name__})") from None
 
@@ -302,9 +302,9 @@ def _key_bytes(key: str) -> bytes:
         return json.dumps(key).encode("ascii")
 
 
-def _loads(data: bytes) -> Any:
+def _loads(data: bytes | memoryview) -> Any:
     if len(data) < _FAST_PARSE_BYTES:
-        return json.loads(data.decode("utf-8"))
+        return json.loads(bytes(data).decode("utf-8"))
     from pflow_structure.encoding.jsonio import loads
 
     return loads(data)

@@ -74,9 +74,9 @@ def _is_plain_json(value: Any, depth: int, max_depth: int) -> bool:
     if kind is str or kind is bool or value is None:
         return True
     if kind is int:
-        return value.bit_length() <= _MAX_JSON_INT_BITS
+        return bool(value.bit_length() <= _MAX_JSON_INT_BITS)
     if kind is float:
-        return value - value == 0.0  # False for NaN and the infinities
+        return bool(value - value == 0.0)  # False for NaN and the infinities
     if depth >= max_depth:
         return False
     depth += 1
