@@ -18,6 +18,7 @@ from pflow_structure.errors import CacheWriteError
 
 T = TypeVar("T")
 ENTRY_SUFFIX = ".json"
+INDEX_SUFFIX = ".idx"  # an entry's index of byte ranges (see index.py), beside it
 TEMP_PREFIX = ".tmp-"
 _STALE_TEMP_SECONDS = 3600
 _NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)

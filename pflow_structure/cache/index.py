@@ -29,6 +29,7 @@ from typing import IO, Any
 from pflow_structure.cache.entry import CacheEntry, entry_document
 from pflow_structure.cache.files import (
     ENTRY_SUFFIX,
+    INDEX_SUFFIX,
     open_regular_file,
     read_regular_file,
     unlink,
@@ -49,7 +50,6 @@ __all__ = [
     "write_indexed_entry",
 ]
 
-INDEX_SUFFIX = ".idx"
 INDEX_VERSION = 1
 # A value whose JSON is at most this long is written (and read) whole; a larger container is indexed inside.
 SPLIT_BYTES = 64 * 1024

@@ -19,6 +19,7 @@ from typing import Any, NamedTuple
 from pflow_structure.cache.entry import FORMAT_VERSION, CacheEntry, format_timestamp, parse_entry
 from pflow_structure.cache.files import (
     ENTRY_SUFFIX,
+    INDEX_SUFFIX,
     EntryInfo,
     ensure_private_dir,
     read_regular_file,
@@ -30,8 +31,6 @@ from pflow_structure.cache.files import (
     unlink,
 )
 from pflow_structure.cache.ids import new_execution_id, validate_execution_id
-from pflow_structure.cache.index import INDEX_SUFFIX, paths_needed, read_partial, write_entry
-from pflow_structure.cache.masking import mask_secrets
 from pflow_structure.errors import ExecutionExpiredError, ExecutionNotFoundError
 
 __all__ = [
@@ -196,7 +195,9 @@ class ExecutionCache:
     ) -> StoredExecution | None:
         """One attempt with a fresh id (or the one asked for); None when that id is already taken."""
         execution_id = execution_id or new_execution_id(now)
-        from pflow_structure.encoding import encode_value  # write path only
+        from pflow_structure.cache.index import write_entry  # the write path only
+        from pflow_structure.cache.masking import mask_secrets
+        from pflow_structure.encoding import encode_value
 
         entry = CacheEntry(
             execution_id=execution_id,
@@ -286,6 +287,8 @@ class ExecutionCache:
                 continue
             if not os.path.lexists(directory / (execution_id + INDEX_SUFFIX)):
                 break  # a small entry (no index): read whole
+            from pflow_structure.cache.index import paths_needed, read_partial
+
             partial = read_partial(
                 entry_path, directory / (execution_id + INDEX_SUFFIX), execution_id, paths_needed(paths)
             )
