@@ -30,6 +30,8 @@ REPO = Path(__file__).resolve().parent.parent
 SOURCE = REPO / "examples" / "data" / "github_issues.json"
 FULL_ITEMS = 70_000
 SMOKE_ITEMS = 1_000
+PROXY_RECORDS = 490_000  # about 100 MB of pretty JSON in one tool result
+PROXY_SMOKE_RECORDS = 10_000
 
 
 def build_list(path: Path, items: int) -> int:
@@ -82,7 +84,7 @@ def cli() -> list[str]:
     return [str(script)] if script.is_file() else [sys.executable, "-m", "pflow_structure"]
 
 
-def bench(items: int, runs: int, cold_rounds: int, workdir: Path) -> list[dict[str, Any]]:
+def bench(items: int, runs: int, cold_rounds: int, workdir: Path, proxy_records: int) -> list[dict[str, Any]]:
     data = workdir / "issues.json"
     size = build_list(data, items)
     env = {k: v for k, v in os.environ.items() if k not in ("PYTHONDONTWRITEBYTECODE",)}
@@ -102,7 +104,87 @@ def bench(items: int, runs: int, cold_rounds: int, workdir: Path) -> list[dict[s
         _row("read-fields ID 'result[*].number' --offset 100 --limit 20", page, reference, None, None),
     ]
     rows.extend(cold(env, small, cold_rounds))
+    proxied = proxy_peak(env, proxy_records)
+    rows.append(
+        _row(
+            f"proxy: one tool result of {proxied['wire_bytes'] / 1e6:.0f} MB (peak of the proxy process)",
+            proxied,
+            {"seconds": proxied["seconds"], "peak_bytes": proxied["wire_bytes"]},
+            None,
+            None,
+        )
+    )
     return rows
+
+
+def proxy_peak(env: dict[str, str], records: int) -> dict[str, Any]:
+    """The proxy's own peak memory (VmHWM, read before it exits) for one tool result of ``records``
+    records of pretty JSON from tests/servers/faulty_mcp_server.py (the tool ``big``), and the size
+    of that result on the wire."""
+    server = [sys.executable, str(REPO / "tests" / "servers" / "faulty_mcp_server.py")]
+    proxy = subprocess.Popen(
+        [*cli(), "proxy", "--", *server],
+        cwd=REPO,
+        env=env,
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+    )
+    assert proxy.stdin is not None and proxy.stdout is not None
+    start = time.perf_counter()
+
+    def send(message: dict[str, Any]) -> None:
+        assert proxy.stdin is not None
+        proxy.stdin.write((json.dumps(message) + "\n").encode())
+        proxy.stdin.flush()
+
+    def answer(request_id: int) -> dict[str, Any]:
+        assert proxy.stdout is not None
+        while line := proxy.stdout.readline():
+            message = json.loads(line)
+            if message.get("id") == request_id:
+                return dict(message)
+        raise RuntimeError("the proxy closed its output before answering")
+
+    info = {"name": "large.py", "version": "1"}
+    send(
+        {
+            "jsonrpc": "2.0",
+            "id": 1,
+            "method": "initialize",
+            "params": {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": info},
+        }
+    )
+    answer(1)
+    send({"jsonrpc": "2.0", "method": "notifications/initialized"})
+    send(
+        {"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {"name": "big", "arguments": {"count": records}}}
+    )
+    reply = answer(2)
+    elapsed = time.perf_counter() - start
+    status = Path(f"/proc/{proxy.pid}/status").read_text(encoding="ascii")
+    peak = int(re.search(r"VmHWM:\s+(\d+) kB", status).group(1)) * 1024  # type: ignore[union-attr]
+    proxy.stdin.close()
+    proxy.wait(timeout=60)
+    text = reply["result"]["content"][0]["text"]
+    match = re.search(r"exec-\d+-[0-9a-f]+", text)
+    if not match:
+        raise RuntimeError(f"the proxy did not cache the result: {text[:300]}")
+    wire = len(json.dumps(_records_like(records), indent=2))
+    return {"seconds": elapsed, "peak_bytes": peak, "wire_bytes": wire}
+
+
+def _records_like(count: int) -> list[dict[str, Any]]:
+    """The records tests/servers/faulty_mcp_server.py's ``big`` returns (for their size on the wire)."""
+    return [
+        {
+            "id": index,
+            "title": f"Record {index}: a title long enough to count",
+            "state": "open" if index % 3 else "closed",
+            "labels": [{"name": "bug"}, {"name": f"area-{index % 7}"}],
+        }
+        for index in range(count)
+    ]
 
 
 def cold(env: dict[str, str], small_id: str, rounds: int) -> list[dict[str, Any]]:
@@ -187,7 +269,8 @@ def main(argv: list[str] | None = None) -> int:
     runs = args.runs or (1 if args.smoke else 3)
     workdir = Path(tempfile.mkdtemp(prefix="pflow-structure-large-"))
     try:
-        rows = bench(items, runs, 3 if args.smoke else 21, workdir)
+        proxy_records = PROXY_SMOKE_RECORDS if args.smoke else PROXY_RECORDS
+        rows = bench(items, runs, 3 if args.smoke else 21, workdir, proxy_records)
     except RuntimeError as exc:
         print(f"benchmark failed: {exc}", file=sys.stderr)
         return 1
