@@ -31,14 +31,14 @@ _PASSTHROUGH = (
 def loads(data: bytes | memoryview | str) -> Any:
     """Parse JSON text (UTF-8 bytes or str) as ``json.loads`` does; raises its errors."""
     if _orjson is not None:
-        parsed, value = parse_fast(data if not isinstance(data, str) else data.encode("utf-8", "surrogatepass"))
+        parsed, value = parse_fast(data)
         if parsed:
             return value
     # The standard library decides (NaN, big integers, ...) and words the error.
     return json.loads(data if not isinstance(data, memoryview) else bytes(data))
 
 
-def parse_fast(data: bytes | memoryview) -> tuple[bool, Any]:
+def parse_fast(data: bytes | memoryview | str) -> tuple[bool, Any]:
     """``(True, value)`` when orjson parsed ``data`` exactly as ``json.loads`` would; else ``(False, None)``.
 
     orjson reads an integer past 64 bits as a float (losing digits): any float that large sends
