@@ -10,6 +10,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from pflow_structure.cache import index as index_module
 from pflow_structure.cache.index import INDEX_SUFFIX, UNREAD
@@ -285,3 +287,21 @@ def test_read_json_gives_the_standard_librarys_values(tmp_path: Path) -> None:
         path = tmp_path / f"{number}.json"
         path.write_bytes(text)
         assert repr(load_json_file(path)) == repr(json.loads(text)), text
+
+
+_JSON = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False, allow_infinity=False) | st.text(max_size=8),
+    lambda children: st.lists(children, max_size=6) | st.dictionaries(st.text(max_size=4), children, max_size=6),
+    max_leaves=40,
+)
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(value=_JSON)
+def test_any_value_reads_the_same_through_its_index(value: Any, deep_index: None) -> None:
+    cache = ExecutionCache(Path(os.environ["PFLOW_STRUCTURE_CACHE_DIR"]))
+    outputs = {"result": value, "pad": ["x" * 50] * 3}
+    execution_id = _store(cache, outputs)
+    paths = _paths(outputs)
+    assert _read(cache, execution_id, paths) == _read_without_index(cache, execution_id, paths)
+    cache.delete(execution_id)
