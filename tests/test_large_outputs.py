@@ -305,3 +305,11 @@ def test_any_value_reads_the_same_through_its_index(value: Any, deep_index: None
     paths = _paths(outputs)
     assert _read(cache, execution_id, paths) == _read_without_index(cache, execution_id, paths)
     cache.delete(execution_id)
+
+
+def test_prune_removes_an_index_whose_entry_something_else_removed(deep_index: None) -> None:
+    cache = ExecutionCache(Path(os.environ["PFLOW_STRUCTURE_CACHE_DIR"]))
+    execution_id = _store(cache, {"result": _issues(20)})
+    (cache.directory / (execution_id + ".json")).unlink()
+    cache.prune()
+    assert not (cache.directory / (execution_id + INDEX_SUFFIX)).exists()

@@ -197,10 +197,18 @@ def scan_entries(directory: Path) -> Iterator[EntryInfo]:
 
 
 def remove_stale_temp_files(directory: Path, now: float) -> None:
-    """Delete temporary files left behind by a writer that died more than an hour ago."""
+    """Delete temporary files left behind by a writer that died more than an hour ago, and indexes
+    whose entry is gone (removed by something other than this cache)."""
     for item, info in _listing(directory):
-        if item.name.startswith(TEMP_PREFIX) and now - info.st_mtime > _STALE_TEMP_SECONDS:
+        if _is_leftover(item.name, item.path, info, now):
             unlink(Path(item.path))
+
+
+def _is_leftover(name: str, path: str, info: os.stat_result, now: float) -> bool:
+    if name.startswith(TEMP_PREFIX):
+        return now - info.st_mtime > _STALE_TEMP_SECONDS
+    # An index is written after its entry, so one without an entry was left behind.
+    return name.endswith(INDEX_SUFFIX) and not os.path.lexists(path[: -len(INDEX_SUFFIX)] + ENTRY_SUFFIX)
 
 
 def _listing(directory: Path) -> Iterator[tuple[os.DirEntry[str], os.stat_result]]:
