@@ -313,3 +313,20 @@ def test_prune_removes_an_index_whose_entry_something_else_removed(deep_index: N
     (cache.directory / (execution_id + ".json")).unlink()
     cache.prune()
     assert not (cache.directory / (execution_id + INDEX_SUFFIX)).exists()
+
+
+def test_a_page_of_a_last_wildcard_reads_only_its_items(deep_index: None) -> None:
+    cache = ExecutionCache(Path(os.environ["PFLOW_STRUCTURE_CACHE_DIR"]))
+    issues = _issues(40)
+    execution_id = _store(cache, {"result": issues})
+    entry = cache.get_fields(execution_id, ["result[*]"], page=(10, 5))
+    items = entry.outputs["result"]
+    assert [i for i, item in enumerate(items) if item is not UNREAD] == [10, 11, 12, 13, 14]
+    for offset, limit in ((10, 5), (38, 5), (0, 0), (50, 2)):
+        paths = ["result[*]", "result[*].number", "result[3].title"]
+        assert _read(cache, execution_id, paths, offset=offset, limit=limit) == _read_without_index(
+            cache, execution_id, paths, offset=offset, limit=limit
+        )
+    values, _, totals, _ = _read(cache, execution_id, ["result[*]"], offset=38, limit=5)
+    assert values == {"result[*]": issues[38:]}
+    assert totals == {"result[*]": 40}

@@ -204,9 +204,11 @@ class Materializer:
         self.skeletons: set[int] = set()
         self.root: dict[str, Any] = {"outputs": UNREAD}
         self.outputs_node = index
+        self.page: tuple[int, int] | None = None
 
-    def fill(self, segments: Sequence[Any]) -> None:
+    def fill(self, segments: Sequence[Any], page: tuple[int, int] | None = None) -> None:
         """Parse what ``segments`` (a parsed path; a wildcard reads its whole container) reach."""
+        self.page = page
         self._fill(self.root, "outputs", self.outputs_node, segments, 0, (_OUTPUTS_KEY,), b"}")
 
     @property
@@ -220,6 +222,9 @@ class Materializer:
         if value is not UNREAD and id(value) not in self.skeletons:
             return  # parsed already
         start, end = _range(node, self.size)
+        if self._paged(node, segments, i):
+            self._fill_page(holder, key, node, segments, i)
+            return
         if i == len(segments) or type(node) is list or not isinstance(segments[i], (str, int)):
             holder[key] = self._parse(start, end, before, after)
             return
@@ -235,9 +240,29 @@ class Materializer:
             count = len(offsets) - 1
             if -count <= segment < count:
                 item = segment % count
-                child = node["c"].get(str(item)) or [offsets[item], offsets[item + 1] - 1]
-                self._fill(value, item, child, segments, i + 1, (b"[", b","), b",]")
+                self._fill(value, item, self._item_node(node, item), segments, i + 1, (b"[", b","), b",]")
         # Otherwise the path misses here: the resolver says why (on the whole entry, see the caller).
+
+    def _paged(self, node: Any, segments: Sequence[Any], i: int) -> bool:
+        """A last ``[*]`` over an indexed list, with a page asked for: only the page's items are read.
+        (A ``[*]`` with more after it reads every item: the answer counts the items that lack the rest.)"""
+        last = i == len(segments) - 1 and not isinstance(segments[i], (str, int))
+        return self.page is not None and last and type(node) is dict and "o" in node
+
+    def _fill_page(self, holder: Any, key: Any, node: Any, segments: Sequence[Any], i: int) -> None:
+        """The items of one page (``self.page``) of the list at ``node``; the others stay unread."""
+        assert self.page is not None
+        value = holder[key]
+        if value is UNREAD:
+            value = holder[key] = self._skeleton(node)
+        offset, limit = self.page
+        for item in range(offset, min(offset + limit, len(value))):
+            self._fill(value, item, self._item_node(node, item), segments, i + 1, (b"[", b","), b",]")
+
+    @staticmethod
+    def _item_node(node: Any, item: int) -> Any:
+        offsets = node["o"]
+        return node["c"].get(str(item)) or [offsets[item], offsets[item + 1] - 1]
 
     def _skeleton(self, node: Any) -> Any:
         if "k" in node:
@@ -311,7 +336,7 @@ def _loads(data: bytes | memoryview) -> Any:
 
 
 def read_partial(
-    entry_path: Path, index_path: Path, execution_id: str, paths: Sequence[Any]
+    entry_path: Path, index_path: Path, execution_id: str, paths: Sequence[Any], page: tuple[int, int] | None = None
 ) -> tuple[bytes, Any] | None:
     """The entry without its outputs (JSON bytes, ``outputs`` null) and the outputs with only what
     ``paths`` (parsed paths; None for one that needs the whole value) reach parsed.
@@ -323,14 +348,16 @@ def read_partial(
     if fd is None or index_raw is None:
         return None
     try:
-        return _read_partial(fd, index_raw, execution_id, paths)
+        return _read_partial(fd, index_raw, execution_id, paths, page)
     except (StaleIndexError, ValueError, TypeError, KeyError, AttributeError, RecursionError, OSError):
         return None  # a stale, foreign or broken index: the whole entry decides
     finally:
         os.close(fd)
 
 
-def _read_partial(fd: int, index_raw: bytes, execution_id: str, paths: Sequence[Any]) -> tuple[bytes, Any] | None:
+def _read_partial(
+    fd: int, index_raw: bytes, execution_id: str, paths: Sequence[Any], page: tuple[int, int] | None
+) -> tuple[bytes, Any] | None:
     size = os.fstat(fd).st_size
     if len(index_raw) > max(size, 1 << 16) or None in paths:
         return None
@@ -351,5 +378,5 @@ def _read_partial(fd: int, index_raw: bytes, execution_id: str, paths: Sequence[
     header = before + b"null" + after
     materializer = Materializer(node, size, read)
     for segments in paths:
-        materializer.fill(segments)
+        materializer.fill(segments, page)
     return header, materializer.outputs

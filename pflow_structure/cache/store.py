@@ -277,9 +277,18 @@ class ExecutionCache:
             return self._fresh(entry, check_ttl)
         raise ExecutionNotFoundError(execution_id, "; ".join(problems))
 
-    def get_fields(self, execution_id: str, paths: Sequence[str], *, check_ttl: bool = True) -> CacheEntry:
+    def get_fields(
+        self,
+        execution_id: str,
+        paths: Sequence[str],
+        *,
+        page: tuple[int, int] | None = None,
+        check_ttl: bool = True,
+    ) -> CacheEntry:
         """:meth:`get` for reading ``paths``: with the entry's index, only the values they reach are
-        parsed (``complete`` is False, the rest are ``UNREAD``); without one, the whole entry."""
+        parsed (``complete`` is False, the rest are ``UNREAD``); without one, the whole entry.
+
+        ``page`` (offset, limit): a path ending in ``[*]`` over a list reads only those items."""
         validate_execution_id(execution_id)
         for directory in self._directories():
             entry_path = directory / (execution_id + ENTRY_SUFFIX)
@@ -290,7 +299,7 @@ class ExecutionCache:
             from pflow_structure.cache.index import paths_needed, read_partial
 
             partial = read_partial(
-                entry_path, directory / (execution_id + INDEX_SUFFIX), execution_id, paths_needed(paths)
+                entry_path, directory / (execution_id + INDEX_SUFFIX), execution_id, paths_needed(paths), page
             )
             if partial is None:
                 break
