@@ -56,6 +56,8 @@ SPLIT_BYTES = 64 * 1024
 # A container with at least this many children is indexed inside without first writing it whole.
 MANY_CHILDREN = 64
 _OUTPUTS_KEY = b'"outputs":'
+# A container of at most this many children is looked into for a large child before it is written.
+_WRAPPER_KEYS = 8
 # Below this many bytes the standard library parses before orjson has even been imported (it loads
 # dataclasses, inspect and uuid): a small read keeps read-fields' start-up short.
 _FAST_PARSE_BYTES = 1 << 20
@@ -179,14 +181,22 @@ def _splittable(value: Any) -> bool:
 
 def _split_first(value: Any, depth: int) -> bool:
     """Index inside without writing it whole first: the outputs, a container of many children, or
-    one holding such a container (``{"data": [70,000 items]}``): writing those whole only to find
-    them large would hold a second copy of the value."""
-    if not _splittable(value):
+    a wrapper of a few keys around such a container (``{"data": [70,000 items]}``): writing those
+    whole only to find them large would hold a second copy of the value. Cheap checks first: this
+    runs for every list item."""
+    kind = type(value)
+    if (kind is not dict and kind is not list) or not value:
         return False
-    if depth == 0 or len(value) >= MANY_CHILDREN:
-        return True
-    children = value.values() if type(value) is dict else value
-    return any(type(child) in (dict, list) and len(child) >= MANY_CHILDREN for child in children)
+    size = len(value)
+    if depth == 0 or size >= MANY_CHILDREN:
+        return _splittable(value)
+    if size > _WRAPPER_KEYS:
+        return False
+    children = value.values() if kind is dict else value
+    for child in children:
+        if (type(child) is dict or type(child) is list) and len(child) >= MANY_CHILDREN:
+            return _splittable(value)
+    return False
 
 
 class Materializer:
