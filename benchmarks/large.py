@@ -91,6 +91,7 @@ def bench(items: int, runs: int, cold_rounds: int, workdir: Path, proxy_records:
     env.update(PFLOW_STRUCTURE_CACHE_DIR=str(workdir / "cache"), PYTHONPYCACHEPREFIX=str(workdir / "pycache"))
     load = [sys.executable, "-c", "import json, sys\nwith open(sys.argv[1], 'rb') as f: json.load(f)", str(data)]
     last = f"result[{items - 1}].title"
+    full = items >= FULL_ITEMS
     reference = measure(load, env, runs)
     ran = measure([*cli(), "run", "read-json", f"path={data}"], env, runs)
     big_id = execution_id(ran["stdout"])
@@ -101,8 +102,11 @@ def bench(items: int, runs: int, cold_rounds: int, workdir: Path, proxy_records:
     small = execution_id(run_child([*cli(), "run", "read-json", f"path={SOURCE}"], env)[2])
     rows = [
         _row(f"json.load of the file ({size / 1e6:.1f} MB, {items:,} items)", reference, reference, None, None),
-        _row(f"run read-json path=FILE ({items:,} items)", ran, reference, 2.0, 1.5),
-        _row(f"read-fields ID '{last}'", read, reference, 0.1, None, peak_cap=300e6 if items >= FULL_ITEMS else None),
+        # The targets are for the 339 MB list; on the smoke list start-up dominates every time.
+        _row(f"run read-json path=FILE ({items:,} items)", ran, reference, *((2.0, 1.5) if full else (None, None))),
+        _row(
+            f"read-fields ID '{last}'", read, reference, 0.1 if full else None, None, peak_cap=300e6 if full else None
+        ),
         _row("read-fields ID 'result[*]' --offset 100 --limit 20", page, reference, None, None),
         _row("read-fields ID 'result[*].number' --offset 100 --limit 20", numbers, reference, None, None),
     ]
