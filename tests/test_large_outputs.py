@@ -330,3 +330,13 @@ def test_a_page_of_a_last_wildcard_reads_only_its_items(deep_index: None) -> Non
     values, _, totals, _ = _read(cache, execution_id, ["result[*]"], offset=38, limit=5)
     assert values == {"result[*]": issues[38:]}
     assert totals == {"result[*]": 40}
+
+
+def test_a_put_under_a_taken_id_leaves_the_entry_and_its_index_alone(deep_index: None) -> None:
+    cache = ExecutionCache(Path(os.environ["PFLOW_STRUCTURE_CACHE_DIR"]))
+    execution_id = _store(cache, {"result": _issues(20)})
+    index_before = (cache.directory / (execution_id + INDEX_SUFFIX)).read_bytes()
+    stored = cache.put("read-json", {}, {"result": _issues(30)}, execution_id=execution_id)
+    assert stored.cached is False
+    assert (cache.directory / (execution_id + INDEX_SUFFIX)).read_bytes() == index_before
+    assert cache.get_fields(execution_id, ["result[19].number"]).complete is False

@@ -73,10 +73,10 @@ def write_entry(directory: Path, execution_id: str, entry: CacheEntry) -> tuple[
     written is left out (reads then parse the whole entry)."""
     document = entry_document(entry)
     index_path = directory / (execution_id + INDEX_SUFFIX)
-    unlink(index_path)  # one left by an entry of this id that something else removed
     path, (size, index) = write_atomically_with(
         directory, execution_id + ENTRY_SUFFIX, lambda handle: write_indexed_entry(handle, document)
     )
+    unlink(index_path)  # one left by an entry of this id that something else removed (the id is ours now)
     if type(index["outputs"]) is dict:
         from pflow_structure.encoding.jsonio import dumps
 
