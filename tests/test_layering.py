@@ -41,6 +41,7 @@ THIRD_PARTY_HOME = {
     "tiktoken": {"render"},
     "pflow": {"integrations.pflow"},
     "redis": {"cache.redis_store"},
+    "orjson": {"encoding.jsonio"},
 }
 
 

@@ -9,14 +9,16 @@ import contextlib
 import errno
 import os
 import stat
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import NamedTuple
+from typing import IO, NamedTuple, TypeVar
 
 from pflow_structure.cache.ids import is_valid_execution_id
 from pflow_structure.errors import CacheWriteError
 
+T = TypeVar("T")
 ENTRY_SUFFIX = ".json"
+INDEX_SUFFIX = ".idx"  # an entry's index of byte ranges (see index.py), beside it
 TEMP_PREFIX = ".tmp-"
 _STALE_TEMP_SECONDS = 3600
 _NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
@@ -105,6 +107,12 @@ def write_atomically(directory: Path, name: str, data: bytes) -> Path:
     removed; readers see either no file or the whole file. Where hard links are not
     supported, an atomic rename is used instead.
     """
+    return write_atomically_with(directory, name, lambda handle: handle.write(data))[0]
+
+
+def write_atomically_with(directory: Path, name: str, write: Callable[[IO[bytes]], T]) -> tuple[Path, T]:
+    """:func:`write_atomically` with the content written by ``write(handle)`` piece by piece (no
+    copy of it in memory); what ``write`` returns comes back. If it raises, nothing is left behind."""
     final = directory / name
     import tempfile  # write path only: keeps read-fields start-up short
 
@@ -112,7 +120,7 @@ def write_atomically(directory: Path, name: str, data: bytes) -> Path:
     try:
         os.fchmod(fd, 0o600)
         with os.fdopen(fd, "wb") as handle:
-            handle.write(data)
+            written = write(handle)
         try:
             os.link(tmp_name, final)
         except FileExistsError:
@@ -125,12 +133,11 @@ def write_atomically(directory: Path, name: str, data: bytes) -> Path:
         raise
     with contextlib.suppress(OSError):
         os.unlink(tmp_name)
-    return final
+    return final, written
 
 
-def read_regular_file(path: Path, problems: list[str]) -> bytes | None:
-    """The bytes of ``path``; ``None`` when it is missing, or (with a note in ``problems``)
-    when it is a symlink, not a regular file, or cannot be opened."""
+def open_regular_file(path: Path, problems: list[str]) -> int | None:
+    """A read-only descriptor of ``path`` (the caller closes it); ``None`` as :func:`read_regular_file` says."""
     try:
         fd = os.open(path, os.O_RDONLY | _NOFOLLOW | _CLOEXEC | _NONBLOCK)
     except FileNotFoundError:
@@ -141,10 +148,20 @@ def read_regular_file(path: Path, problems: list[str]) -> bytes | None:
         else:
             problems.append(f"{path.name} could not be opened: {reason(exc)}")
         return None
+    if not stat.S_ISREG(os.fstat(fd).st_mode):
+        os.close(fd)
+        problems.append(f"{path.name} is not a regular file")
+        return None
+    return fd
+
+
+def read_regular_file(path: Path, problems: list[str]) -> bytes | None:
+    """The bytes of ``path``; ``None`` when it is missing, or (with a note in ``problems``)
+    when it is a symlink, not a regular file, or cannot be opened."""
+    fd = open_regular_file(path, problems)
+    if fd is None:
+        return None
     with os.fdopen(fd, "rb") as handle:
-        if not stat.S_ISREG(os.fstat(handle.fileno()).st_mode):
-            problems.append(f"{path.name} is not a regular file")
-            return None
         return handle.read()
 
 
@@ -180,10 +197,18 @@ def scan_entries(directory: Path) -> Iterator[EntryInfo]:
 
 
 def remove_stale_temp_files(directory: Path, now: float) -> None:
-    """Delete temporary files left behind by a writer that died more than an hour ago."""
+    """Delete temporary files left behind by a writer that died more than an hour ago, and indexes
+    whose entry is gone (removed by something other than this cache)."""
     for item, info in _listing(directory):
-        if item.name.startswith(TEMP_PREFIX) and now - info.st_mtime > _STALE_TEMP_SECONDS:
+        if _is_leftover(item.name, item.path, info, now):
             unlink(Path(item.path))
+
+
+def _is_leftover(name: str, path: str, info: os.stat_result, now: float) -> bool:
+    if name.startswith(TEMP_PREFIX):
+        return now - info.st_mtime > _STALE_TEMP_SECONDS
+    # An index is written after its entry, so one without an entry was left behind.
+    return name.endswith(INDEX_SUFFIX) and not os.path.lexists(path[: -len(INDEX_SUFFIX)] + ENTRY_SUFFIX)
 
 
 def _listing(directory: Path) -> Iterator[tuple[os.DirEntry[str], os.stat_result]]:

@@ -16,15 +16,10 @@ from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any, NamedTuple
 
-from pflow_structure.cache.entry import (
-    FORMAT_VERSION,
-    CacheEntry,
-    format_timestamp,
-    parse_entry,
-    serialise_entry,
-)
+from pflow_structure.cache.entry import FORMAT_VERSION, CacheEntry, format_timestamp, parse_entry
 from pflow_structure.cache.files import (
     ENTRY_SUFFIX,
+    INDEX_SUFFIX,
     EntryInfo,
     ensure_private_dir,
     read_regular_file,
@@ -34,10 +29,8 @@ from pflow_structure.cache.files import (
     scan_entries,
     touch_stamp,
     unlink,
-    write_atomically,
 )
 from pflow_structure.cache.ids import new_execution_id, validate_execution_id
-from pflow_structure.cache.masking import mask_secrets
 from pflow_structure.errors import ExecutionExpiredError, ExecutionNotFoundError
 
 __all__ = [
@@ -207,42 +200,41 @@ class ExecutionCache:
     ) -> StoredExecution | None:
         """One attempt with a fresh id (or the one asked for); None when that id is already taken."""
         execution_id = execution_id or new_execution_id(now)
-        from pflow_structure.encoding import encode_value  # write path only
+        from pflow_structure.cache.index import write_entry  # the write path only
+        from pflow_structure.cache.masking import mask_secrets
+        from pflow_structure.encoding import encode_value
 
-        try:
-            data = serialise_entry(
-                CacheEntry(
-                    execution_id=execution_id,
-                    node_type=node_type,
-                    timestamp=format_timestamp(now),
-                    ttl_hours=self.ttl_hours,
-                    # Params are stored for reference: any value becomes JSON (one encoder for
-                    # params and outputs), then secrets are masked on the plain JSON.
-                    params=mask_secrets(encode_value(params).value),
-                    outputs=outputs,
-                    binary_paths=[list(p) for p in binary_paths],
-                    notes=list(extra["notes"]),
-                    text_paths=[list(p) for p in extra["text_paths"]],
-                )
-            )
-        except ValueError as exc:  # TypeError (not JSON-safe at all) is the caller's bug and propagates
-            warnings.append(f"The execution was not cached: its outputs cannot be written as JSON ({exc}).")
-            return StoredExecution(execution_id, None, warnings)
+        entry = CacheEntry(
+            execution_id=execution_id,
+            node_type=node_type,
+            timestamp=format_timestamp(now),
+            ttl_hours=self.ttl_hours,
+            # Params are stored for reference: any value becomes JSON (one encoder for
+            # params and outputs), then secrets are masked on the plain JSON.
+            params=mask_secrets(encode_value(params).value),
+            outputs=outputs,
+            binary_paths=[list(p) for p in binary_paths],
+            notes=list(extra["notes"]),
+            text_paths=[list(p) for p in extra["text_paths"]],
+        )
         for directory in self._directories():
             try:
                 tighten = directory == self.directory and self._is_default_directory()
                 ensure_private_dir(directory, private_root=self._private_root(directory), tighten=tighten)
-                path = write_atomically(directory, execution_id + ENTRY_SUFFIX, data)
+                path, size = write_entry(directory, execution_id, entry)
             except FileExistsError:
                 return None  # the id is taken (same second, same random part): try another
             except OSError as exc:
                 warnings.append(f"Cache directory {directory} is not writable ({reason(exc)}).")
                 continue
+            except ValueError as exc:  # TypeError (not JSON-safe at all) is the caller's bug and propagates
+                warnings.append(f"The execution was not cached: its outputs cannot be written as JSON ({exc}).")
+                return StoredExecution(execution_id, None, warnings)
             if directory != self.directory:
                 warnings.append(f"Stored the execution in the fallback directory {directory} instead.")
-            if len(data) > self.max_bytes:
+            if size > self.max_bytes:
                 warnings.append(
-                    f"This execution ({len(data)} bytes) is larger than the cache size cap ({self.max_bytes} bytes); "
+                    f"This execution ({size} bytes) is larger than the cache size cap ({self.max_bytes} bytes); "
                     "it is kept, but the next run will evict it. Raise PFLOW_STRUCTURE_MAX_CACHE_SIZE to keep more."
                 )
             self._maybe_maintain(directory, now, keep=execution_id)
@@ -287,12 +279,49 @@ class ExecutionCache:
             except ValueError as exc:
                 problems.append(f"its cache file is malformed ({exc}) and was treated as a miss")
                 continue
-            ttl = min(entry.ttl_hours, self.ttl_hours)
-            age = entry.age_hours(self.clock())
-            if check_ttl and age > ttl:
-                raise ExecutionExpiredError(execution_id, age, ttl)
-            return entry
+            return self._fresh(entry, check_ttl)
         raise ExecutionNotFoundError(execution_id, "; ".join(problems))
+
+    def get_fields(
+        self,
+        execution_id: str,
+        paths: Sequence[str],
+        *,
+        page: tuple[int, int] | None = None,
+        check_ttl: bool = True,
+    ) -> CacheEntry:
+        """:meth:`get` for reading ``paths``: with the entry's index, only the values they reach are
+        parsed (``complete`` is False, the rest are ``UNREAD``); without one, the whole entry.
+
+        ``page`` (offset, limit): a path ending in ``[*]`` over a list reads only those items."""
+        validate_execution_id(execution_id)
+        for directory in self._directories():
+            entry_path = directory / (execution_id + ENTRY_SUFFIX)
+            if not os.path.lexists(entry_path):
+                continue
+            if not os.path.lexists(directory / (execution_id + INDEX_SUFFIX)):
+                break  # a small entry (no index): read whole
+            from pflow_structure.cache.index import paths_needed, read_partial
+
+            partial = read_partial(
+                entry_path, directory / (execution_id + INDEX_SUFFIX), execution_id, paths_needed(paths), page
+            )
+            if partial is None:
+                break
+            try:
+                entry = parse_entry(partial[0], execution_id)
+            except ValueError:
+                break  # get() words what is wrong with it
+            return self._fresh(entry._replace(outputs=partial[1], complete=False), check_ttl)
+        return self.get(execution_id, check_ttl=check_ttl)
+
+    def _fresh(self, entry: CacheEntry, check_ttl: bool) -> CacheEntry:
+        """``entry``, or ExecutionExpiredError when older than its own TTL or this cache's."""
+        ttl = min(entry.ttl_hours, self.ttl_hours)
+        age = entry.age_hours(self.clock())
+        if check_ttl and age > ttl:
+            raise ExecutionExpiredError(entry.execution_id, age, ttl)
+        return entry
 
     def _directories(self) -> Iterator[Path]:
         """The main directory, then the fallback (resolved only if the main one did not answer)."""
@@ -361,7 +390,7 @@ class ExecutionCache:
 
     def delete(self, execution_id: str) -> bool:
         validate_execution_id(execution_id)
-        return any(unlink(d / (execution_id + ENTRY_SUFFIX)) for d in self._directories())
+        return any([_unlink_pair(d / (execution_id + ENTRY_SUFFIX)) for d in self._directories()])
 
     def _maybe_maintain(self, directory: Path, now: float, *, keep: str | None = None) -> None:
         """Prune at most once per ``maintenance_interval`` seconds, under a lock, never blocking."""
@@ -386,4 +415,10 @@ class ExecutionCache:
 
 
 def _unlink(info: EntryInfo) -> bool:
-    return info.path is not None and unlink(info.path)
+    return info.path is not None and _unlink_pair(info.path)
+
+
+def _unlink_pair(entry_path: Path) -> bool:
+    """Remove an entry file and its index (which is useless without it)."""
+    unlink(entry_path.with_suffix(INDEX_SUFFIX))
+    return unlink(entry_path)

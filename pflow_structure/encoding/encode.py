@@ -53,9 +53,46 @@ def encode_value(value: Any, *, max_depth: int = MAX_DEPTH, object_depth: int = 
     >>> encode_value({"data": b"hi", "when": (1, 2)}).value
     {'data': 'aGk=', 'when': [1, 2]}
     """
+    if _is_plain_json(value, 0, max_depth):
+        return Encoded(value)  # already JSON-safe (a parsed JSON file): no copy, no notes
     encoder = _Encoder(max_depth, object_depth)
     result = encoder.encode(value, (), 0, 0)
     return Encoded(result, encoder.binary_paths, encoder.notes)
+
+
+# Leaves that are always written unchanged; ints and floats are checked one by one.
+_PLAIN_LEAVES = frozenset({str, bool, type(None)})
+
+
+def _is_plain_json(value: Any, depth: int, max_depth: int) -> bool:
+    """Whether ``value`` is already what :class:`_Encoder` would return, unchanged and without notes.
+
+    Exact types only (a subclass may serialise differently), finite floats, ints that write as
+    JSON, string keys, no container at ``max_depth``; a cycle reaches the depth limit and says no.
+    """
+    kind = type(value)
+    if kind is str or kind is bool or value is None:
+        return True
+    if kind is int:
+        return bool(value.bit_length() <= _MAX_JSON_INT_BITS)
+    if kind is float:
+        return bool(value - value == 0.0)  # False for NaN and the infinities
+    if depth >= max_depth:
+        return False
+    depth += 1
+    if kind is dict:
+        for key, item in value.items():
+            if type(key) is not str:
+                return False
+            if type(item) not in _PLAIN_LEAVES and not _is_plain_json(item, depth, max_depth):
+                return False
+        return True
+    if kind is list:
+        for item in value:
+            if type(item) not in _PLAIN_LEAVES and not _is_plain_json(item, depth, max_depth):
+                return False
+        return True
+    return False
 
 
 class _Encoder:

@@ -47,6 +47,12 @@ def load_json_file(path: Path, encoding: str = "utf-8") -> Any:
         ) from None
     except OSError as exc:
         raise ParameterError(f"{path} cannot be read: {exc.strerror or exc}") from None
+    if encoding.lower().replace("_", "-") in ("utf-8", "utf8") and path.suffix.lower() not in _JSON_LINES_SUFFIXES:
+        from pflow_structure.encoding.jsonio import parse_fast
+
+        parsed, value = parse_fast(raw)  # one parse of the bytes, no text copy; else the checks below decide
+        if parsed:
+            return value
     try:
         text = raw.decode(encoding)
     except UnicodeDecodeError as exc:

