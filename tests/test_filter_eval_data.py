@@ -7,6 +7,7 @@ how it forms paths): map such a label by hand, never regenerate it from the filt
 
 from __future__ import annotations
 
+import functools
 import json
 import re
 from pathlib import Path
@@ -14,6 +15,7 @@ from typing import Any
 
 import pytest
 
+from pflow_structure.paths import WILDCARD, format_path, parse_path, resolve
 from pflow_structure.service import registry_run
 from tests.conftest import REPO
 
@@ -23,6 +25,7 @@ FILES = sorted(path for family in FAMILIES for path in family.glob("*.json") if 
 MAX_BYTES = 1_000_000
 
 
+@functools.cache
 def all_fields_structure(path: Path) -> dict[str, Any]:
     """What ``pflow-structure run read-json path=FILE --json --all-fields`` prints."""
     return registry_run("read-json", {"path": str(path)}, all_fields=True)
@@ -124,3 +127,39 @@ def test_every_label_path_is_a_scalar_leaf_of_the_all_fields_structure(path: Pat
     for name in keep + drop:
         assert name in structure, f"{path.name}: {name} is not a path of the all-fields structure"
         assert is_scalar_leaf(structure[name]), f"{path.name}: {name} is not a scalar leaf"
+
+
+def every_item(template: str) -> str:
+    """A structure path with each ``[0]`` ("every item") as ``[*]``, so it resolves over all items."""
+    return format_path([WILDCARD if isinstance(s, int) and s == 0 else s for s in parse_path(template)])
+
+
+def started_answers(family: Path) -> bool:
+    return any("answers" in label for label in labels_of(family)["files"].values())
+
+
+@pytest.mark.parametrize("path", FILES, ids=lambda path: f"{path.parent.name}/{path.name}")
+def test_every_question_has_answer_paths_that_resolve(path: Path) -> None:
+    """``answers`` maps each question, word for word, to the paths that answer it (RUBRIC.md): each a
+    path of the all-fields structure, as must_keep's are, that read_fields' resolution finds in the file;
+    a scalar leaf, or a container that is empty wherever it occurs (then the answer is that it is empty)."""
+    if not started_answers(path.parent):
+        pytest.skip(f"{path.parent.name} has no answers yet")
+    label = labels_of(path.parent)["files"][path.name]
+    keys = list(label)
+    assert keys[keys.index("questions") + 1] == "answers", f"{path.name}: answers follow the questions"
+    answers = label["answers"]
+    assert list(answers) == label["questions"], f"{path.name}: answer keys differ from the questions"
+    structure = all_fields_structure(path)["structure"]
+    document = {"result": json.loads(path.read_text())}
+    for question, names in answers.items():
+        assert names, f"{path.name}: no path answers {question!r}"
+        assert len(set(names)) == len(names), f"{path.name}: a path repeats for {question!r}"
+        for name in names:
+            assert name in structure, f"{path.name}: {name} is not a path of the all-fields structure"
+            assert "same_as" not in structure[name], f"{path.name}: {name} hides behind same_as"
+            matches, _ = resolve(document, every_item(name))
+            found = [match.value for match in matches if not match.missing]
+            assert found, f"{path.name}: {name} finds nothing"
+            if not is_scalar_leaf(structure[name]):
+                assert all(value in ({}, []) for value in found), f"{path.name}: {name} is not a scalar leaf"
