@@ -14,11 +14,13 @@ candidates (``benchmarks/want_eval.py``) and are not used; see docs/want.md.
 
 from __future__ import annotations
 
+import math
 import re
 from collections.abc import Mapping, Sequence
 from functools import lru_cache
 from typing import Any
 
+from pflow_structure.filtering import vocabulary
 from pflow_structure.filtering.tree import _field_indices, _nodes
 from pflow_structure.structure.field_stats import FieldSignals
 
@@ -30,7 +32,7 @@ STOPWORDS = frozenset(
     what which whose whom this that these those it its there their they them i me my we our you your
     he she his her has have had can could should would will shall may might must any all each every
     some than then so if as into about over per get got give show list tell find see me please also
-    just only item items one ones thing things value values field fields there here out up down
+    just only item items one ones thing things value values field fields there here out
     response result results data object objects entry entries record records""".split()  # noqa: SIM905 (a word list reads better as text)
 )
 
@@ -43,22 +45,26 @@ MEANINGS: tuple[frozenset[str], ...] = tuple(
         "money amount price cost paid pay payment charge owe owed due balance total fee bill billing invoice "
         "financial spend spent much currency subtotal refund revenue tax discount",
         "who author wrote write writer creator owner user login username sender poster posted opened reporter "
-        "submitter committer actor member person assignee assigned by",
+        "submitter committer actor member person assignee assigned",
         "when date time timestamp created updated started start finished finish ended end age ago since "
-        "last recent latest newest oldest modified duration",
+        "last recent latest newest oldest modified",
+        "long took take duration elapsed millis seconds minutes time",
         "status state phase condition succeed success successful fail failed failure error open closed "
         "conclusion outcome healthy health ready running active done complete completed pass passing "
-        "alive live stopped",
-        "many count number total size length quantity num amount",
+        "alive live stopped run up down available availability provisioned pending suspended deleted "
+        "green yellow red enabled disabled",
+        "many count number total size length quantity num amount often frequency times",
         "name title label called named display subject headline",
-        "say says said text body content message description comment note mention wording",
+        "say says said text body content message description comment note mention wording write wrote written "
+        "answer answered reply",
         "where location region zone address country city host place located",
         "kind type category class sort",
         "version release tag revision",
-        "link url href web page site",
+        "link url href web page site see view visit clone",
         "big large size bytes memory disk storage",
         "contact email phone mail",
-        "urgent priority severity important critical",
+        "urgent priority severity important critical warning warn level",
+        "commit sha hash revision",
         "tag label topic keyword category",
         "star stars popular popularity stargazers like likes favorite score rating rank",
         "download downloads install installs",
@@ -77,6 +83,10 @@ MEANING = 0.6
 CONTAINER = 0.5  # a container's key counts half of the field's own
 MATCH = 0.6  # a field matches the words from this score on
 MAX_WANTED = 12  # the view lists at most this many matching fields
+PER_WORD = 3  # and first the best this many of each word of the text
+USUAL_FIELDS = 10  # then this many of the usual view's best fields
+LABEL = 6  # a key the vocabulary scores this high (name, title, login) is its object's label
+WANT_VIEW = 260  # estimated tokens of the whole view's lines, the names of what is hidden included
 WHOLE_TOKENS = 150  # a structure whose lines take at most this (estimated) is shown whole, want or not
 WANT_BUDGET = 120  # estimated tokens of lines for the usual view's part of a view with ``want``
 
@@ -114,47 +124,90 @@ def want_terms(text: str) -> tuple[str, ...]:
 def _pair(term: str, word: str) -> float:
     if term == word:
         return EXACT
-    if min(len(term), len(word)) >= 4 and (term.startswith(word) or word.startswith(term)):
+    if min(len(term), len(word)) >= 3 and (term.startswith(word) or word.startswith(term)):
         return PREFIX
     if any(term in group and word in group for group in _STEMMED_MEANINGS):
         return MEANING
     return 0.0
 
 
+@lru_cache(maxsize=8192)
+def _stems(key: str) -> tuple[str, ...]:
+    return tuple(stem(word) for word in words(key))
+
+
 def _best(term: str, stems: Sequence[str]) -> float:
     return max((_pair(term, word) for word in stems), default=0.0)
 
 
-def want_score(terms: Sequence[str], keys: Sequence[str]) -> float:
-    """How well the keys of one field (root first) match the terms: per term, the best of its own
-    key's words and half of its containers' words, summed."""
-    if not terms or not keys:
+def term_matches(term: str, keys: Sequence[str]) -> float:
+    """How well one term matches one field (keys root first): its own key's words fully, its
+    containers' words by half; fully too when the field is its object's label (the ``name`` of the
+    ``owner`` that "who owns it" asks for)."""
+    if not keys:
         return 0.0
-    own = [stem(word) for word in words(keys[-1])]
-    above = [stem(word) for key in keys[:-1] for word in words(key)]
-    return sum(max(_best(term, own), CONTAINER * _best(term, above)) for term in terms)
+    own = _best(term, _stems(keys[-1]))
+    above = max((_best(term, _stems(key)) for key in keys[:-1]), default=0.0)
+    label = vocabulary.BUSINESS.get(keys[-1], 0) >= LABEL
+    return max(own, above if label else CONTAINER * above)
+
+
+def want_score(terms: Sequence[str], keys: Sequence[str]) -> float:
+    """The sum over ``terms`` of :func:`term_matches` (unweighted)."""
+    return sum(term_matches(term, keys) for term in terms)
+
+
+def _weights(matches: Mapping[str, Mapping[str, float]], fields: int) -> dict[str, float]:
+    """Per term, how much it tells (as in tf-idf): one that matches every field (``build`` in a CI
+    build) counts less than one that matches a few (``pass``, only ``status``)."""
+    weights = {}
+    for term, found in matches.items():
+        count = sum(1 for value in found.values() if value >= MEANING)
+        weights[term] = math.log(1 + fields / count) / math.log(1 + fields) if count and fields > 1 else 1.0
+    return weights
 
 
 def want_scores(structure: Mapping[str, Mapping[str, Any]], want: str) -> dict[str, float]:
-    """The score of every field of ``structure`` (see :func:`want_score`), by path."""
-    terms = want_terms(want)
+    """The weighted score of every field of ``structure`` for ``want``, by path."""
+    return _scored(structure, want)[0]
+
+
+def _scored(
+    structure: Mapping[str, Mapping[str, Any]], want: str
+) -> tuple[dict[str, float], dict[str, dict[str, float]], dict[str, float]]:
+    """(score by path, match by term and path, weight by term)."""
     nodes = _nodes(structure)
-    return {nodes[index].path: want_score(terms, nodes[index].keys) for index in _field_indices(structure, nodes)}
+    fields = [nodes[index] for index in _field_indices(structure, nodes)]
+    matches = {term: {node.path: term_matches(term, node.keys) for node in fields} for term in want_terms(want)}
+    weights = _weights(matches, len(fields))
+    scores = {node.path: sum(weights[term] * found[node.path] for term, found in matches.items()) for node in fields}
+    return scores, matches, weights
 
 
 def wanted_fields(
     structure: Mapping[str, Mapping[str, Any]], want: str, usual: Mapping[str, float] | None = None
 ) -> list[str]:
-    """The fields that match ``want``, best first (ties: the usual score, then the order listed),
-    at most :data:`MAX_WANTED`."""
-    scores = want_scores(structure, want)
-    matched = [path for path, score in scores.items() if score >= MATCH]
-    best = max((scores[path] for path in matched), default=0.0)
-    order = {path: position for position, path in enumerate(scores)}
+    """The fields that match ``want``, at most :data:`MAX_WANTED`: first the best few of each word
+    (so that every part of a question is answered), then the best over all; ties go to the usual
+    score, then to the order listed."""
+    scores, matches, weights = _scored(structure, want)
     usual = usual or {}
-    matched = [path for path in matched if scores[path] >= best / 2]  # the weakest echoes of a strong match go
-    matched.sort(key=lambda path: (-scores[path], -usual.get(path, 0.0), order[path]))
-    return matched[:MAX_WANTED]
+    order = {path: position for position, path in enumerate(scores)}
+
+    def rank(path: str, term: str | None = None) -> tuple[float, float, float, int]:
+        own = matches[term][path] if term else 0.0
+        return (-own, -scores[path], -usual.get(path, 0.0), order[path])
+
+    chosen: dict[str, None] = {}
+    for term in sorted(matches, key=lambda term: -weights[term]):
+        found = [path for path, value in matches[term].items() if value >= MEANING]
+        for path in sorted(found, key=lambda path: rank(path, term))[:PER_WORD]:
+            chosen[path] = None
+    matched = (path for path in scores if max((found[path] for found in matches.values()), default=0.0) >= MATCH)
+    rest = sorted(matched, key=rank)
+    for path in rest:
+        chosen[path] = None
+    return list(chosen)[:MAX_WANTED]
 
 
 def choose_wanted(
@@ -162,20 +215,17 @@ def choose_wanted(
     want: str,
     *,
     signals: Mapping[str, FieldSignals] | None = None,
-    target: int = 10,
     extra: Sequence[str] = (),
 ) -> tuple[Any, list[str]]:
     """The view for ``want``: ``(FieldChoice, the matching fields best first)``. The matching fields
-    (and ``extra``, an LLM's choice) come first, then the usual view's best fields up to ``target``
-    in all; the rest is named in ``hidden`` as in every filtered view."""
+    (and ``extra``, an LLM's choice) come first, then the usual view's best :data:`USUAL_FIELDS`
+    fields; the rest is named in ``hidden`` as in every filtered view, in a smaller room."""
     from pflow_structure.filtering.heuristic import choose_fields
     from pflow_structure.filtering.signals import DEFAULT_TUNING
 
-    small = DEFAULT_TUNING._replace(budget=WANT_BUDGET)
-    usual = choose_fields(structure, target=target, signals=signals, tuning=small)
+    small = DEFAULT_TUNING._replace(budget=WANT_BUDGET, view=WANT_VIEW)
+    usual = choose_fields(structure, target=USUAL_FIELDS, signals=signals, tuning=small)
     wanted = wanted_fields(structure, want, usual.scores)
     keep = list(dict.fromkeys([*wanted, *extra]))
-    room = max(0, target - len(keep))
-    ranked = sorted(usual.kept_fields, key=lambda path: -usual.scores.get(path, 0.0))
-    keep += [path for path in ranked if path not in keep][:room]
+    keep += [path for path in usual.kept_fields if path not in keep]
     return choose_fields(structure, target=len(keep), keep=keep, signals=signals, tuning=small), wanted
