@@ -52,6 +52,10 @@ def build_server(settings: Settings | None = None, *, host: str = "127.0.0.1") -
             bool,
             Field(description="List every field. By default a structure of more than 50 fields shows the useful ones."),
         ] = False,
+        want: Annotated[
+            str | None,
+            Field(description="Plain words for what you need; the fields they name come first (in wanted)."),
+        ] = None,
     ) -> CallToolResult:
         """Run a node and get its execution_id and the structure of its output, not the values.
 
@@ -63,7 +67,7 @@ def build_server(settings: Settings | None = None, *, host: str = "127.0.0.1") -
         from pflow_structure.service import registry_run as run
 
         answer: CallToolResult = await answer_from(
-            lambda: run(node_type, parameters or {}, settings=settings, all_fields=all_fields)
+            lambda: run(node_type, parameters or {}, settings=settings, all_fields=all_fields, want=want)
         )
         return answer
 
