@@ -162,12 +162,12 @@ def test_cli_run_want_prints_a_read_command_for_the_matches() -> None:
     outcome = invoke("run", "read-json", f"path={ISSUES_FILE}", "--want", WANT)
     assert outcome.exit_code == 0, outcome.stderr
     lines = outcome.stdout.splitlines()
-    assert lines[-2] == f'Fields matching "{WANT}", best first:'
+    assert lines[-2] == "Read the fields matching your words (best first):"
     assert lines[-1].startswith("  pflow-structure read-fields exec-")
     assert lines[-1].endswith(
         " 'result[0].milestone.open_issues' 'result[0].milestone.closed_issues' "
         "'result[0].user.login' 'result[0].author_association' 'result[0].assignee' "
-        "'result[0].milestone.creator' 'result[0].assignees[0]' 'result[0].state'"
+        "'result[0].milestone.creator'"
     )
     assert "Field count: 18 of 110 (filtered by the want filter;" in outcome.stdout
 

@@ -71,10 +71,7 @@ def test_a_large_file_read_with_want_lists_the_matching_fields_in_the_read_hint(
         "result[0].author_association",
         "result[0].assignee",
         "result[0].milestone.creator",
-        "result[0].assignees[0]",
-        "result[0].state",
     ]
     assert all(path in steered["structure"] for path in steered["wanted"])
     assert "example" in usual and "wanted" not in usual
     assert steered["field_count"] < usual["field_count"]
-    assert count_tokens(texts(with_want)[0]) < count_tokens(texts(without)[0])

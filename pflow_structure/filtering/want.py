@@ -86,7 +86,7 @@ MAX_WANTED = 12  # the view lists at most this many matching fields
 PER_WORD = 3  # and first the best this many of each word of the text
 USUAL_FIELDS = 10  # then this many of the usual view's best fields
 LABEL = 6  # a key the vocabulary scores this high (name, title, login) is its object's label
-WANT_VIEW = 260  # estimated tokens of the whole view's lines, the names of what is hidden included
+WANT_VIEW = 200  # estimated tokens of the whole view's lines, the names of what is hidden included
 WHOLE_TOKENS = 150  # a structure whose lines take at most this (estimated) is shown whole, want or not
 WANT_BUDGET = 120  # estimated tokens of lines for the usual view's part of a view with ``want``
 

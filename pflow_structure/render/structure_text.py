@@ -212,7 +212,7 @@ def render_structure_text(
         lines.append(f"Warning: {warning}")
     wanted = [path for path in result.get("wanted") or () if path in structure][:WANTED_IN_HINT]
     if wanted:
-        lines.append(f"Fields matching {_quoted_want(result.get('want'))}, best first:")
+        lines.append("Read the fields matching your words (best first):")
         lines.append(f"  {program} read-fields {execution_id} " + " ".join(shlex.quote(path) for path in wanted))
     elif "wanted" in result:
         lines.append(f"No field name matches {_quoted_want(result.get('want'))}: the usual view is shown.")
@@ -222,7 +222,7 @@ def render_structure_text(
     return "\n".join(lines)
 
 
-WANTED_IN_HINT = 8  # the read command of a view with ``want`` names at most this many paths
+WANTED_IN_HINT = 6  # the read command of a view with ``want`` names at most this many paths
 
 
 def _quoted_want(want: Any) -> str:
