@@ -96,10 +96,9 @@ def _wanted(
 ) -> FilterOutcome:
     """The view for ``want``: the LLM's choice (asked with the words) when one is configured, and the
     fields whose names match the words, first; then the usual view's best, in a smaller budget."""
-    from pflow_structure.filtering.heuristic import view_cost
-    from pflow_structure.filtering.want import WHOLE_TOKENS, choose_wanted, wanted_fields
+    from pflow_structure.filtering.want import choose_wanted, wanted_fields
 
-    if view_cost(structure) <= WHOLE_TOKENS:  # every line costs less than a filtered view's names
+    if shown_whole(structure, field_count, options):  # as without want: a short structure is shown whole
         wanted = wanted_fields(structure, want)
         return FilterOutcome(dict(structure), False, None, field_count, 0, [], wanted=wanted)  # type: ignore[arg-type]
     warnings: list[str] = []
@@ -112,7 +111,7 @@ def _wanted(
             extra, method = choice.kept_fields, "llm"
         else:
             warnings.append(f"LLM filter: {problem}; matched the words by name only.")
-    choice, wanted = choose_wanted(structure, want, signals=signals, extra=extra)
+    choice, wanted = choose_wanted(structure, want, signals=signals, extra=extra, target=options.target)
     return _outcome(choice, method, warnings, from_cache=from_cache)._replace(wanted=wanted)
 
 

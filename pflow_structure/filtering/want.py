@@ -84,11 +84,8 @@ CONTAINER = 0.5  # a container's key counts half of the field's own
 MATCH = 0.6  # a field matches the words from this score on
 MAX_WANTED = 12  # the view lists at most this many matching fields
 PER_WORD = 3  # and first the best this many of each word of the text
-USUAL_FIELDS = 10  # then this many of the usual view's best fields
 LABEL = 6  # a key the vocabulary scores this high (name, title, login) is its object's label
-WANT_VIEW = 200  # estimated tokens of the whole view's lines, the names of what is hidden included
-WHOLE_TOKENS = 150  # a structure whose lines take at most this (estimated) is shown whole, want or not
-WANT_BUDGET = 120  # estimated tokens of lines for the usual view's part of a view with ``want``
+MIN_USUAL_BUDGET = 120  # estimated tokens of lines the usual view keeps beside the matching fields
 
 
 def words(text: str) -> list[str]:
@@ -216,16 +213,20 @@ def choose_wanted(
     *,
     signals: Mapping[str, FieldSignals] | None = None,
     extra: Sequence[str] = (),
+    target: int = 40,
 ) -> tuple[Any, list[str]]:
     """The view for ``want``: ``(FieldChoice, the matching fields best first)``. The matching fields
-    (and ``extra``, an LLM's choice) come first, then the usual view's best :data:`USUAL_FIELDS`
-    fields; the rest is named in ``hidden`` as in every filtered view, in a smaller room."""
-    from pflow_structure.filtering.heuristic import choose_fields
+    (and ``extra``, an LLM's choice) come first; then the usual view's best fields, in what is left
+    of its budget once the matching fields' lines are paid; the rest is named in ``hidden``."""
+    from pflow_structure.filtering.heuristic import choose_fields, view_cost
     from pflow_structure.filtering.signals import DEFAULT_TUNING
 
-    small = DEFAULT_TUNING._replace(budget=WANT_BUDGET, view=WANT_VIEW)
-    usual = choose_fields(structure, target=USUAL_FIELDS, signals=signals, tuning=small)
-    wanted = wanted_fields(structure, want, usual.scores)
+    wanted = wanted_fields(structure, want)
+    keep = list(dict.fromkeys([*wanted, *extra]))
+    spent = view_cost(choose_fields(structure, keep=keep, signals=signals).structure) if keep else 0.0
+    room = DEFAULT_TUNING._replace(budget=max(MIN_USUAL_BUDGET, int(DEFAULT_TUNING.budget - spent)))
+    usual = choose_fields(structure, target=target, signals=signals, tuning=room)
+    wanted = wanted_fields(structure, want, usual.scores)  # ties now go to the usual score
     keep = list(dict.fromkeys([*wanted, *extra]))
     keep += [path for path in usual.kept_fields if path not in keep]
-    return choose_fields(structure, target=len(keep), keep=keep, signals=signals, tuning=small), wanted
+    return choose_fields(structure, target=len(keep), keep=keep, signals=signals), wanted
