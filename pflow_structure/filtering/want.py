@@ -85,6 +85,7 @@ MATCH = 0.6  # a field matches the words from this score on
 MAX_WANTED = 12  # the view lists at most this many matching fields
 PER_WORD = 3  # and first the best this many of each word of the text
 LABEL = 6  # a key the vocabulary scores this high (name, title, login) is its object's label
+HANDLES = ("key", "number", "iid", "id")  # what a record is called by, when it has no name to show
 MIN_USUAL_BUDGET = 120  # estimated tokens of lines the usual view keeps beside the matching fields
 
 
@@ -207,6 +208,25 @@ def wanted_fields(
     return list(chosen)[:MAX_WANTED]
 
 
+def record_handles(structure: Mapping[str, Mapping[str, Any]], paths: Sequence[str]) -> list[str]:
+    """The handle (``key``, ``number``, ``iid`` or ``id``, in that order) of each record that holds one of
+    ``paths``: "which issues are open" needs to say which, and a status alone does not."""
+    nodes = _nodes(structure)
+    index_of = {node.path: index for index, node in enumerate(nodes)}
+    handles: dict[int, tuple[int, str]] = {}  # record (list index, -1: the top object) -> (rank, path)
+    for index in _field_indices(structure, nodes):
+        node = nodes[index]
+        rank = HANDLES.index(node.keys[-1]) if node.keys and node.keys[-1] in HANDLES else -1
+        top = node.list_owner < 0 and node.parent >= 0 and nodes[node.parent].parent < 0
+        plain = "dict" not in str(structure[node.path].get("type"))
+        better = node.list_owner not in handles or rank < handles[node.list_owner][0]
+        if rank >= 0 and (node.parent == node.list_owner or top) and plain and better:
+            handles[node.list_owner] = (rank, node.path)
+    owners = [nodes[index_of[path]].list_owner for path in paths if path in index_of]
+    found = [handles[owner][1] for owner in owners if owner in handles]
+    return list(dict.fromkeys(path for path in found if path not in paths))
+
+
 def choose_wanted(
     structure: Mapping[str, Mapping[str, Any]],
     want: str,
@@ -227,6 +247,6 @@ def choose_wanted(
     room = DEFAULT_TUNING._replace(budget=max(MIN_USUAL_BUDGET, int(DEFAULT_TUNING.budget - spent)))
     usual = choose_fields(structure, target=target, signals=signals, tuning=room)
     wanted = wanted_fields(structure, want, usual.scores)  # ties now go to the usual score
-    keep = list(dict.fromkeys([*wanted, *extra]))
+    keep = list(dict.fromkeys([*wanted, *record_handles(structure, wanted), *extra]))
     keep += [path for path in usual.kept_fields if path not in keep]
     return choose_fields(structure, target=len(keep), keep=keep, signals=signals), wanted
