@@ -86,7 +86,6 @@ MAX_WANTED = 12  # the view lists at most this many matching fields
 PER_WORD = 3  # and first the best this many of each word of the text
 LABEL = 6  # a key the vocabulary scores this high (name, title, login) is its object's label
 HANDLES = ("key", "number", "iid", "id")  # what a record is called by, when it has no name to show
-MIN_USUAL_BUDGET = 120  # estimated tokens of lines the usual view keeps beside the matching fields
 
 
 def words(text: str) -> list[str]:
@@ -235,18 +234,14 @@ def choose_wanted(
     extra: Sequence[str] = (),
     target: int = 40,
 ) -> tuple[Any, list[str]]:
-    """The view for ``want``: ``(FieldChoice, the matching fields best first)``. The matching fields
-    (and ``extra``, an LLM's choice) come first; then the usual view's best fields, in what is left
-    of its budget once the matching fields' lines are paid; the rest is named in ``hidden``."""
-    from pflow_structure.filtering.heuristic import choose_fields, view_cost
-    from pflow_structure.filtering.signals import DEFAULT_TUNING
+    """The view for ``want``: ``(FieldChoice, the matching fields best first)``. The matching fields, the
+    handles of their records (:func:`record_handles`) and ``extra`` (an LLM's choice) come first; then
+    the usual view, whole (a smaller one lost 4 points of questions listed, see docs/want.md); the rest
+    is named in ``hidden``."""
+    from pflow_structure.filtering.heuristic import choose_fields
 
-    wanted = wanted_fields(structure, want)
-    keep = list(dict.fromkeys([*wanted, *extra]))
-    spent = view_cost(choose_fields(structure, keep=keep, signals=signals).structure) if keep else 0.0
-    room = DEFAULT_TUNING._replace(budget=max(MIN_USUAL_BUDGET, int(DEFAULT_TUNING.budget - spent)))
-    usual = choose_fields(structure, target=target, signals=signals, tuning=room)
-    wanted = wanted_fields(structure, want, usual.scores)  # ties now go to the usual score
+    usual = choose_fields(structure, target=target, signals=signals)
+    wanted = wanted_fields(structure, want, usual.scores)
     keep = list(dict.fromkeys([*wanted, *record_handles(structure, wanted), *extra]))
     keep += [path for path in usual.kept_fields if path not in keep]
     return choose_fields(structure, target=len(keep), keep=keep, signals=signals), wanted
