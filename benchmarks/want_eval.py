@@ -2,6 +2,7 @@
 
     python benchmarks/want_eval.py                 # the table for benchmarks/README.md
     python benchmarks/want_eval.py --misses        # and each question whose view misses a path (tuned-on families)
+    python benchmarks/want_eval.py --candidates    # and the candidates measured and not kept
 
 Reads ``tests/data/filter_eval/FAMILY/labels.json``: each file's ``questions`` and ``answers`` (question
 text -> the template paths that answer it). For every question, ``want`` = the question's text:
@@ -232,9 +233,109 @@ def report(tallies: dict[str, Tally]) -> list[str]:
     return lines
 
 
+# -- candidates measured beside the name matching, and not kept ------------------------------------
+
+EXTRA = 5  # each candidate adds its best this many fields to the view, before the usual view
+
+
+def _leaf_words(path: str) -> tuple[str, ...]:
+    from pflow_structure.filtering.tree import _suffix_keys
+    from pflow_structure.filtering.want import stem, words
+
+    keys = _suffix_keys(path)
+    return tuple(stem(word) for word in words(keys[-1])) if keys else ()
+
+
+def links_without(responses: Sequence[Response], family: str) -> dict[str, dict[str, float]]:
+    """Word-to-name links learned from every other family's answers: P(an answer's leaf has name word
+    w | the question has term t), over questions that have t."""
+    from pflow_structure.filtering.want import want_terms
+
+    seen: dict[str, int] = {}
+    both: dict[str, dict[str, int]] = {}
+    for response in responses:
+        if response.family == family:
+            continue
+        for question in response.questions:
+            names = {word for path in question.needs for word in _leaf_words(path)}
+            for term in want_terms(question.text):
+                seen[term] = seen.get(term, 0) + 1
+                for name in names:
+                    both.setdefault(term, {})[name] = both.setdefault(term, {}).get(name, 0) + 1
+    return {t: {w: n / seen[t] for w, n in names.items() if seen[t] >= 3} for t, names in both.items()}
+
+
+def linked(response: Response, text: str, links: dict[str, dict[str, float]]) -> list[str]:
+    from pflow_structure.filtering import fields_of
+    from pflow_structure.filtering.want import want_terms
+
+    terms = want_terms(text)
+    scores = {
+        field: sum(max((links.get(t, {}).get(w, 0.0) for w in _leaf_words(field)), default=0.0) for t in terms)
+        for field in fields_of(response.structure)
+    }
+    return [field for field in sorted(scores, key=lambda f: -scores[f]) if scores[field] > 0][:EXTRA]
+
+
+def embedded(response: Response, text: str, model: Any) -> list[str]:
+    from pflow_structure.filtering import fields_of
+    from pflow_structure.filtering.tree import _suffix_keys
+    from pflow_structure.filtering.want import words
+
+    fields = fields_of(response.structure)
+    names = [" ".join(words(" ".join(_suffix_keys(field)[-2:]))) or field for field in fields]
+    ranked = model.rank(text, names, sort=False)
+    order = sorted(range(len(fields)), key=lambda i: -ranked[i][1])
+    return [fields[i] for i in order[:EXTRA]]
+
+
+def _listed_with(response: Response, question: Question, extra: Sequence[str]) -> bool:
+    from pflow_structure.filtering import fields_of
+    from pflow_structure.filtering.want import choose_wanted
+
+    choice, _ = choose_wanted(response.structure, question.text, signals=response.signals, extra=extra)
+    shown = [field for field in fields_of(response.structure) if field in choice.structure]
+    return listed(question.needs, shown)
+
+
+def candidate_rows(responses: list[Response]) -> list[str]:
+    """Questions listed (every family; leave-one-API-out for the links) when a candidate adds its best
+    fields to the want view, beside the want view alone (large structures only: small ones are shown whole)."""
+    import importlib.util
+
+    from pflow_structure.filtering import FilterOptions, shown_whole
+
+    large = [r for r in responses if not shown_whole(r.structure, r.field_count, FilterOptions())]
+    model = None
+    if importlib.util.find_spec("wordllama") is not None:
+        import os
+
+        import wordllama
+
+        model = wordllama.WordLlama.load(cache_dir=os.path.dirname(wordllama.__file__), disable_download=True)
+    counts = {"want alone": 0, "+ learned links (leave-one-API-out)": 0, "+ wordllama 0.4": 0}
+    total = 0
+    for response in large:
+        links = links_without(responses, response.family)
+        for question in response.questions:
+            total += 1
+            counts["want alone"] += _listed_with(response, question, ())
+            extra = linked(response, question.text, links)
+            counts["+ learned links (leave-one-API-out)"] += _listed_with(response, question, extra)
+            if model is not None:
+                counts["+ wordllama 0.4"] += _listed_with(response, question, embedded(response, question.text, model))
+    if model is None:
+        counts.pop("+ wordllama 0.4")
+    lines = [f"Candidates, {total} questions on the {len(large)} responses filtered (each adds its best {EXTRA}):", ""]
+    lines += ["| Want view | every needed path listed |", "|---|---|"]
+    lines += [f"| {name} | {count / total:.1%} ({count}/{total}) |" for name, count in counts.items()]
+    return lines
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--misses", action="store_true", help="list every question whose view misses a path")
+    parser.add_argument("--candidates", action="store_true", help="also measure the candidate scores not kept")
     args = parser.parse_args(argv)
     responses = load()
     if not responses:
@@ -248,6 +349,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     lines = report(tallies)
     if misses:
         lines += ["", *misses]
+    if args.candidates:
+        lines += ["", *candidate_rows(responses)]
     print("\n".join(lines))
     return 0
 
