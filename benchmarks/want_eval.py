@@ -137,8 +137,8 @@ def _read_path(path: str) -> str:
     return path.replace("[0]", "[*]")
 
 
-def round_trip(response: Response, question: Question, settings: Any) -> tuple[int, int, int]:
-    """(view tokens, read tokens, raw compact JSON tokens) for one question."""
+def round_trip(response: Response, question: Question, settings: Any, *, steer: bool = True) -> tuple[int, int, int]:
+    """(view tokens, read tokens, raw compact JSON tokens) for one question (``steer``: with want)."""
     from common import FIXED_ID
 
     from pflow_structure.cli.read_fields import TEXT_MAX_ITEMS
@@ -146,7 +146,8 @@ def round_trip(response: Response, question: Question, settings: Any) -> tuple[i
     from pflow_structure.render.tokens import count_tokens
     from pflow_structure.service import read_fields_detailed, readout_text, store_outputs
 
-    result = store_outputs("read-json", {}, {"result": response.value}, settings=settings, want=question.text)
+    want = question.text if steer else None
+    result = store_outputs("read-json", {}, {"result": response.value}, settings=settings, want=want)
     view = render_structure_text(dict(result, execution_id=FIXED_ID))
     paths = list(dict.fromkeys(_read_path(path) for path in question.needs))
     readout = read_fields_detailed(result["execution_id"], paths, settings=settings)
@@ -178,13 +179,16 @@ class Tally(NamedTuple):
         )
 
 
-def judge(responses: Iterable[Response], settings: Any, misses: list[str] | None = None) -> dict[str, Tally]:
+def judge(
+    responses: Iterable[Response], settings: Any, misses: list[str] | None = None, *, steer: bool = True
+) -> dict[str, Tally]:
+    """Per family: the questions listed and the round trip, with want = each question (``steer``) or without."""
     tallies: dict[str, Tally] = {}
     for response in responses:
         for question in response.questions:
-            shown, _ = shown_fields(response, question.text)
+            shown, _ = shown_fields(response, question.text if steer else None)
             ok = listed(question.needs, shown)
-            view, read, raw = round_trip(response, question, settings)
+            view, read, raw = round_trip(response, question, settings, steer=steer)
             tallies[response.family] = tallies.get(response.family, Tally()).add(ok, view, read, raw)
             if misses is not None and not ok and response.family in TUNED_ON:  # held-out misses stay unread
                 lost = [path for path in question.needs if not listed([path], shown)]
@@ -217,7 +221,7 @@ def _row(name: str, t: Tally) -> str:
     )
 
 
-def report(tallies: dict[str, Tally]) -> list[str]:
+def report(tallies: dict[str, Tally], plain: dict[str, Tally]) -> list[str]:
     lines = [
         "| Families | every needed path listed | raw compact JSON tokens | run --want + read-fields tokens "
         f"| raw / round trip | questions above {SHARE_CAP:.0%} of raw | worst question |",
@@ -230,6 +234,9 @@ def report(tallies: dict[str, Tally]) -> list[str]:
     lines.append(_row(f"**held out ({len(held)} families), pooled**", _pool(held)))
     lines.append(_row(f"**tuned on ({len(tuned)} families), pooled**", _pool(tuned)))
     lines.append(_row(f"**all ({len(tallies)} families), pooled**", _pool(tallies.values())))
+    held_plain = [t for f, t in plain.items() if f not in TUNED_ON]
+    lines.append(_row("without want (today's view), held out, pooled", _pool(held_plain)))
+    lines.append(_row("without want (today's view), all, pooled", _pool(plain.values())))
     return lines
 
 
@@ -346,7 +353,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     misses: list[str] | None = [] if args.misses else None
     with tempfile.TemporaryDirectory() as workdir:
         tallies = judge(responses, Settings(cache_dir=Path(workdir)), misses)
-    lines = report(tallies)
+        plain = judge(responses, Settings(cache_dir=Path(workdir)), steer=False)
+    lines = report(tallies, plain)
     if misses:
         lines += ["", *misses]
     if args.candidates:
