@@ -42,8 +42,9 @@ STOPWORDS = frozenset(
 MEANINGS: tuple[frozenset[str], ...] = tuple(
     frozenset(group.split())
     for group in (
-        "money amount price cost paid pay payment charge owe owed due balance total fee bill billing invoice "
-        "financial spend spent much currency subtotal refund revenue tax discount",
+        "paid pay payment payments financial charge charged billing invoice refund refunded captured settled",
+        "much amount price cost owe owed due balance total fee bill spend spent currency subtotal revenue tax "
+        "discount money",
         "who author wrote write writer creator owner user login username sender poster posted opened reporter "
         "submitter committer actor member person assignee assigned",
         "when date time timestamp created updated started start finished finish ended end age ago since "
@@ -139,14 +140,15 @@ def _best(term: str, stems: Sequence[str]) -> float:
 
 def term_matches(term: str, keys: Sequence[str]) -> float:
     """How well one term matches one field (keys root first): its own key's words fully, its
-    containers' words by half; fully too when the field is its object's label (the ``name`` of the
-    ``owner`` that "who owns it" asks for)."""
+    containers' words by half; its parent's fully when the field is its object's label (the ``name``
+    of the ``owner`` that "who owns it" asks for)."""
     if not keys:
         return 0.0
     own = _best(term, _stems(keys[-1]))
     above = max((_best(term, _stems(key)) for key in keys[:-1]), default=0.0)
+    parent = _best(term, _stems(keys[-2])) if len(keys) > 1 else 0.0
     label = vocabulary.BUSINESS.get(keys[-1], 0) >= LABEL
-    return max(own, above if label else CONTAINER * above)
+    return max(own, CONTAINER * above, parent if label else 0.0)
 
 
 def want_score(terms: Sequence[str], keys: Sequence[str]) -> float:
