@@ -205,3 +205,28 @@ def test_the_mcp_servers_registry_run_takes_want() -> None:
     expected = json.loads(cli.stdout)
     structured.pop("execution_id"), expected.pop("execution_id")
     assert structured == expected
+
+
+# -- the opt-in embedding model -----------------------------------------------------------------
+
+
+def test_an_unknown_want_model_is_refused_with_the_choices() -> None:
+    from pflow_structure import Settings
+    from pflow_structure.errors import ParameterError
+
+    with pytest.raises(ParameterError) as caught:
+        Settings.from_env({"PFLOW_STRUCTURE_WANT_MODEL": "bert"})
+    assert str(caught.value) == "PFLOW_STRUCTURE_WANT_MODEL='bert' is not a want model; use wordllama or unset it"
+
+
+def test_wordllama_adds_the_closest_names_when_asked_for() -> None:
+    pytest.importorskip("wordllama")  # the [want] extra; the test extra leaves it out
+    options = FilterOptions(mode="heuristic", want_model="wordllama")
+    outcome = filter_structure(
+        INFERRED.structure, INFERRED.field_count, "read-json", options, signals=INFERRED.signals, want=WANT
+    )
+    from pflow_structure.filtering.embedding import closest_fields
+
+    closest = closest_fields(INFERRED.structure, WANT)
+    assert len(closest) == 5 and all(path in outcome.structure for path in closest)
+    assert outcome.warnings == []

@@ -111,6 +111,13 @@ def _wanted(
             extra, method = choice.kept_fields, "llm"
         else:
             warnings.append(f"LLM filter: {problem}; matched the words by name only.")
+    if options.want_model:
+        from pflow_structure.filtering.embedding import EmbeddingUnavailable, closest_fields
+
+        try:
+            extra = [*extra, *closest_fields(structure, want)]
+        except EmbeddingUnavailable as exc:
+            warnings.append(f"want model {options.want_model}: {exc}; matched the words by name only.")
     choice, wanted = choose_wanted(structure, want, signals=signals, extra=extra, target=options.target)
     return _outcome(choice, method, warnings, from_cache=from_cache)._replace(wanted=wanted)
 
