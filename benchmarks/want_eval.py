@@ -2,7 +2,8 @@
 
     python benchmarks/want_eval.py                 # the table for benchmarks/README.md
     python benchmarks/want_eval.py --misses        # and each question whose view misses a path (tuned-on families)
-    python benchmarks/want_eval.py --candidates    # and the candidates measured and not kept
+    python benchmarks/want_eval.py --candidates    # and the candidates measured beside it
+    python benchmarks/want_eval.py --want-model wordllama   # with the opt-in embeddings (the [want] extra)
 
 Reads ``tests/data/filter_eval/FAMILY/labels.json``: each file's ``questions`` and ``answers`` (question
 text -> the template paths that answer it). For every question, ``want`` = the question's text:
@@ -112,6 +113,9 @@ def load() -> list[Response]:
     return found
 
 
+WANT_MODEL = ""  # --want-model wordllama: the opt-in embeddings beside the name matching
+
+
 def shown_fields(response: Response, want: str | None) -> tuple[list[str], Any]:
     """The fields the view lists for ``want`` (the heuristic path: no LLM here), and the outcome."""
     from pflow_structure.filtering import FilterOptions, fields_of, filter_structure
@@ -120,7 +124,7 @@ def shown_fields(response: Response, want: str | None) -> tuple[list[str], Any]:
         response.structure,
         response.field_count,
         "read-json",
-        FilterOptions(mode="heuristic"),
+        FilterOptions(mode="heuristic", want_model=WANT_MODEL),
         signals=response.signals,
         want=want,
     )
@@ -343,17 +347,23 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--misses", action="store_true", help="list every question whose view misses a path")
     parser.add_argument("--candidates", action="store_true", help="also measure the candidate scores not kept")
+    parser.add_argument("--want-model", default="", choices=["", "wordllama"], help="the opt-in embeddings")
     args = parser.parse_args(argv)
     responses = load()
     if not responses:
         print(f"no answers under {EVAL}", file=sys.stderr)
         return 1
     from pflow_structure import Settings
+    from pflow_structure.filtering import FilterOptions
 
+    global WANT_MODEL
+    WANT_MODEL = args.want_model
+    options = FilterOptions(mode="heuristic", want_model=WANT_MODEL)
     misses: list[str] | None = [] if args.misses else None
     with tempfile.TemporaryDirectory() as workdir:
-        tallies = judge(responses, Settings(cache_dir=Path(workdir)), misses)
-        plain = judge(responses, Settings(cache_dir=Path(workdir)), steer=False)
+        settings = Settings(cache_dir=Path(workdir), filtering=options)
+        tallies = judge(responses, settings, misses)
+        plain = judge(responses, settings, steer=False)
     lines = report(tallies, plain)
     if misses:
         lines += ["", *misses]
