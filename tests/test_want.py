@@ -230,3 +230,37 @@ def test_wordllama_adds_the_closest_names_when_asked_for() -> None:
     closest = closest_fields(INFERRED.structure, WANT)
     assert len(closest) == 5 and all(path in outcome.structure for path in closest)
     assert outcome.warnings == []
+
+
+# -- the LLM filter, through a fake model that speaks Anthropic's API ------------------------------
+
+from tests.test_filter_llm import FakeAnthropic, fake, litellm_ready  # noqa: E402, F401 (fixtures)
+
+
+@pytest.mark.filterwarnings("ignore:.*ReadOnly.*:UserWarning")  # litellm's own pydantic models, not ours
+def test_the_llm_is_asked_with_the_want_and_its_answer_is_kept_per_want(
+    fake: FakeAnthropic,  # noqa: F811
+    monkeypatch: pytest.MonkeyPatch,
+    tmp_path: Any,
+) -> None:
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "test-key")
+    fake.text = json.dumps({"keep": ["result[0].body", "result[0].comments"]})
+    options = FilterOptions(
+        mode="llm",
+        api_base=fake.api_base,
+        keys_set=frozenset({"ANTHROPIC_API_KEY"}),
+        timeout=10.0,
+        decisions_dir=tmp_path,
+    )
+
+    def view(want: str) -> Any:
+        return filter_structure(
+            INFERRED.structure, INFERRED.field_count, "read-json", options, signals=INFERRED.signals, want=want
+        )
+
+    first, again, other = view(WANT), view(WANT), view("what does the body say")
+    assert (first.method, first.from_cache, again.from_cache, other.from_cache) == ("llm", False, True, False)
+    assert len(fake.requests) == 2
+    assert f"The agent asked for: {WANT}" in json.dumps(fake.requests[0]["json"])
+    assert "result[0].body" in first.structure and "result[0].comments" in first.structure
+    assert first.wanted is not None and first.wanted[2] == "result[0].user.login"
