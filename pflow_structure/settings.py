@@ -15,6 +15,8 @@ variable                            meaning                                  def
                                     into one call's arguments
 ``PFLOW_STRUCTURE_MAX_MESSAGE_SIZE`` longest JSON-RPC line the proxy reads  256MB
                                     (from its client or a stdio server)
+``PFLOW_STRUCTURE_WANT_MODEL``      ``wordllama``: embeddings help ``want``  unset: names only
+                                    (pip install 'pflow-structure[want]')
 ==================================  =======================================  ==============
 """
 
@@ -54,6 +56,7 @@ ENV_FILTER_TARGET = "PFLOW_STRUCTURE_FILTER_TARGET"
 ENV_FILTER_MODEL = "PFLOW_STRUCTURE_FILTER_MODEL"
 ENV_FILTER_TIMEOUT = "PFLOW_STRUCTURE_FILTER_TIMEOUT"
 ENV_FILTER_API_BASE = "PFLOW_STRUCTURE_FILTER_API_BASE"
+ENV_WANT_MODEL = "PFLOW_STRUCTURE_WANT_MODEL"
 _FIELDS = (
     "cache_dir",
     "ttl_hours",
@@ -231,6 +234,11 @@ def _filter_options(env: Mapping[str, str]) -> FilterOptions:
     if mode not in MODES:
         choices = ", ".join(MODES)
         raise ParameterError(f"{ENV_FILTER}={env.get(ENV_FILTER)!r} is not a filter mode; use one of {choices}")
+    want_model = (env.get(ENV_WANT_MODEL) or "").strip().lower()
+    if want_model not in ("", "wordllama"):
+        raise ParameterError(
+            f"{ENV_WANT_MODEL}={env.get(ENV_WANT_MODEL)!r} is not a want model; use wordllama or unset it"
+        )
     return FilterOptions(
         mode=mode,
         threshold=_whole_number(env, ENV_FILTER_THRESHOLD, DEFAULT_THRESHOLD),
@@ -239,6 +247,7 @@ def _filter_options(env: Mapping[str, str]) -> FilterOptions:
         timeout=_number(env, ENV_FILTER_TIMEOUT, DEFAULT_TIMEOUT),
         api_base=(env.get(ENV_FILTER_API_BASE) or "").strip() or None,
         keys_set=frozenset(name for name, value in env.items() if name.endswith("_API_KEY") and value),
+        want_model=want_model,
     )
 
 

@@ -118,7 +118,8 @@ _ID = r"exec-\d+-[0-9a-f]{8}"
 CACHED_HEAD = re.compile(rf"Too large to show \((?P<tokens>[\d,]+) tokens\), cached as (?P<id>{_ID})\. ")
 _FIELDS = re.compile(r"Fields: (?P<shown>\d+)(?: of (?P<all>\d+) shown \(the others are named and read back too\))?")
 _HINT = re.compile(
-    r"Read values: (?P<tool>\w+)\(execution_id=\"(?P<id>[^\"]+)\", field_paths=\[(?P<example>.+)\]\); "
+    r"(?P<lead>Read values|Fields matching your want, best first): "
+    r"(?P<tool>\w+)\(execution_id=\"(?P<id>[^\"]+)\", field_paths=\[(?P<example>.+)\]\); "
     r"\[\*\] reads every item, limit/offset page\. "
     r'Pass values on unread: "\$\{execution_id:path\}" in any argument\.'
 )
@@ -172,7 +173,11 @@ def cached(result: dict[str, Any]) -> dict[str, Any]:
             hint = _HINT.fullmatch(line)
             assert hint and hint["id"] == answer["execution_id"], f"not the hint: {line!r}"
             answer["read_tool"] = hint["tool"]
-            [answer["example"]] = json.loads(f"[{hint['example']}]")
+            paths = json.loads(f"[{hint['example']}]")
+            if hint["lead"] == "Read values":
+                [answer["example"]] = paths
+            else:
+                answer["wanted"] = paths
             break
     note = "\n".join(rest)
     if note:

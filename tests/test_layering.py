@@ -42,6 +42,7 @@ THIRD_PARTY_HOME = {
     "pflow": {"integrations.pflow"},
     "redis": {"cache.redis_store"},
     "orjson": {"encoding.jsonio"},
+    "wordllama": {"filtering.embedding"},
 }
 
 
@@ -239,7 +240,15 @@ def test_each_third_party_library_lives_behind_one_module() -> None:
 def test_heavy_libraries_are_imported_lazily() -> None:
     for module, tree in _modules():
         for imported, line, top_level in _imports(tree):
-            if imported.split(".")[0] in ("litellm", "mcp", "jsonpath_ng", "tiktoken", "filelock", "redis"):
+            if imported.split(".")[0] in (
+                "litellm",
+                "mcp",
+                "jsonpath_ng",
+                "tiktoken",
+                "filelock",
+                "redis",
+                "wordllama",
+            ):
                 assert not top_level, f"{module}:{line} imports {imported} at module level"
 
 

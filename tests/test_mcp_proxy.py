@@ -123,6 +123,8 @@ def test_the_tool_list_is_the_downstreams_plus_read_fields(tree: Path) -> None:
     assert [tool["name"] for tool in proxied] == [tool["name"] for tool in direct] + ["read_fields", "edit_fields"]
     for ours, theirs in zip(proxied, direct, strict=False):
         assert ours["description"] == theirs["description"]
+        mine = ours["inputSchema"]["properties"].pop("_want")  # the one thing we add (issue 28)
+        assert mine["type"] == "string"
         assert ours["inputSchema"] == theirs["inputSchema"]
         assert "outputSchema" in theirs and "outputSchema" not in ours  # a structure answer would not match it
     read_tool, edit_tool = proxied[-2:]

@@ -60,6 +60,12 @@ _JSON_NUMBER = re.compile(r"-?(?:0|[1-9][0-9]*)(?:\.[0-9]+)?(?:[eE][+-]?[0-9]+)?
     is_flag=True,
     help="One full template path per line, as pflow prints them (${result[0].title}), instead of the indented tree.",
 )
+@click.option(
+    "--want",
+    metavar="TEXT",
+    help='Plain words for what you need ("who wrote each issue, is it open"): the fields they name come first, '
+    "in a smaller view.",
+)
 @click.pass_context
 @fails_cleanly
 def run(
@@ -70,6 +76,7 @@ def run(
     max_paths: int | None,
     all_fields: bool,
     flat: bool,
+    want: str | None,
 ) -> None:
     """Run NODE and print the structure of its output and an execution id.
 
@@ -80,11 +87,13 @@ def run(
     fields shows the ones that matter most (PFLOW_STRUCTURE_FILTER: auto, llm,
     heuristic, off); --all-fields lists all, and read-fields reads any path either way.
     Paths print as a tree: an indented line extends the path above it (result, then
-    [0].title, is result[0].title); --flat prints each path in full.
+    [0].title, is result[0].title); --flat prints each path in full. --want "TEXT" lists
+    first the fields whose names match the words, and a read-fields command for them.
 
     \b
     Example:
       pflow-structure run read-json path=examples/data/github_issues.json
+      pflow-structure run read-json path=examples/data/github_issues.json --want "who opened each issue"
       pflow-structure run shell command='gh api repos/o/r/issues'
     """
     from pflow_structure.render.structure_text import render_structure_text
@@ -94,7 +103,7 @@ def run(
     settings = settings_for(ctx)
     if max_paths:
         settings = settings.replace(max_paths=max_paths)
-    result = registry_run(node, parameters, settings=settings, all_fields=all_fields)
+    result = registry_run(node, parameters, settings=settings, all_fields=all_fields, want=want)
     if as_json:
         echo_json(result)
     else:

@@ -39,6 +39,7 @@ class FilterOutcome(NamedTuple):
     warnings: list[str]
     from_cache: bool = False
     hidden: dict[str, dict[str, Any]] | None = None  # names of what is hidden (filtering/hidden.py)
+    wanted: list[str] | None = None  # with ``want``: the fields matching its words, best first
 
 
 def filter_structure(
@@ -49,13 +50,18 @@ def filter_structure(
     *,
     all_fields: bool = False,
     signals: Mapping[str, FieldSignals] | None = None,
+    want: str | None = None,
 ) -> FilterOutcome:
     """Filter ``structure`` when it has more than ``options.threshold`` fields (see the module doc).
 
-    ``signals``: the inference's statistics per path (``InferredStructure.signals``), for the heuristic."""
+    ``signals``: the inference's statistics per path (``InferredStructure.signals``), for the heuristic.
+    ``want``: the agent's words; the fields they name come first, in a smaller view (:mod:`.want`),
+    whatever the size of the structure and the mode (``all_fields`` still lists everything)."""
     from pflow_structure.filtering.heuristic import choose_fields
 
     unfiltered = FilterOutcome(dict(structure), False, None, field_count, 0, [])  # type: ignore[arg-type]
+    if want and not all_fields and _has_terms(want):
+        return _wanted(structure, field_count, node_type, options, signals, want)
     if all_fields or options.mode == "off" or shown_whole(structure, field_count, options):
         return unfiltered
     warnings: list[str] = []
@@ -72,6 +78,48 @@ def filter_structure(
     if not choice.kept_fields:
         return unfiltered._replace(warnings=warnings)
     return _outcome(choice, "heuristic", warnings)
+
+
+def _has_terms(want: str) -> bool:
+    from pflow_structure.filtering.want import want_terms
+
+    return bool(want_terms(want))
+
+
+def _wanted(
+    structure: Mapping[str, Mapping[str, Any]],
+    field_count: int,
+    node_type: str,
+    options: FilterOptions,
+    signals: Mapping[str, FieldSignals] | None,
+    want: str,
+) -> FilterOutcome:
+    """The view for ``want``: the LLM's choice (asked with the words) when one is configured, and the
+    fields whose names match the words, first; then the usual view's best, in a smaller budget."""
+    from pflow_structure.filtering.want import choose_wanted, wanted_fields
+
+    if shown_whole(structure, field_count, options):  # as without want: a short structure is shown whole
+        wanted = wanted_fields(structure, want)
+        return FilterOutcome(dict(structure), False, None, field_count, 0, [], wanted=wanted)  # type: ignore[arg-type]
+    warnings: list[str] = []
+    extra: list[str] = []
+    method = "want"
+    from_cache = False
+    if options.mode in ("auto", "llm") and llm_status(options)[0]:
+        choice, from_cache, problem = _llm_choice(structure, node_type, options, signals, want=want)
+        if choice is not None:
+            extra, method = choice.kept_fields, "llm"
+        else:
+            warnings.append(f"LLM filter: {problem}; matched the words by name only.")
+    if options.want_model:
+        from pflow_structure.filtering.embedding import EmbeddingUnavailable, closest_fields
+
+        try:
+            extra = [*extra, *closest_fields(structure, want)]
+        except EmbeddingUnavailable as exc:
+            warnings.append(f"want model {options.want_model}: {exc}; matched the words by name only.")
+    choice, wanted = choose_wanted(structure, want, signals=signals, extra=extra, target=options.target)
+    return _outcome(choice, method, warnings, from_cache=from_cache)._replace(wanted=wanted)
 
 
 def shown_whole(structure: Mapping[str, Mapping[str, Any]], field_count: int, options: FilterOptions) -> bool:
@@ -122,8 +170,10 @@ def _llm_choice(
     node_type: str,
     options: FilterOptions,
     signals: Mapping[str, FieldSignals] | None = None,
+    *,
+    want: str | None = None,
 ) -> tuple[FieldChoice | None, bool, str]:
-    """(choice, came from the decision cache, why there is none)."""
+    """(choice, came from the decision cache, why there is none); ``want`` goes into the prompt and the key."""
     from pflow_structure.filtering import llm
     from pflow_structure.filtering.decisions import DecisionCache, decision_key
     from pflow_structure.filtering.heuristic import choose_fields, fields_of
@@ -133,7 +183,7 @@ def _llm_choice(
     cache: DecisionStore | None = options.decision_store
     if cache is None and options.decisions_dir is not None:
         cache = DecisionCache(options.decisions_dir)
-    key = decision_key(node_type, model, llm.PROMPT_VERSION, structure, fields)
+    key = decision_key(node_type, model, llm.PROMPT_VERSION, structure, fields, want=want)
     if cache is not None:
         kept = cache.get(key)
         if kept is not None:
@@ -149,6 +199,7 @@ def _llm_choice(
             timeout=options.timeout,
             api_base=options.api_base,
             target=options.target,
+            want=want,
         )
     except llm.LLMFilterError as exc:
         return None, False, str(exc)

@@ -25,11 +25,21 @@ FORMAT_VERSION = 1
 
 
 def decision_key(
-    node_type: str, model: str, prompt_version: str, structure: Mapping[str, Mapping[str, Any]], fields: Sequence[str]
+    node_type: str,
+    model: str,
+    prompt_version: str,
+    structure: Mapping[str, Mapping[str, Any]],
+    fields: Sequence[str],
+    *,
+    want: str | None = None,
 ) -> str:
-    """The cache key: a hex SHA-256 over the node type, model, prompt version and typed field paths."""
+    """The cache key: a hex SHA-256 over the node type, model, prompt version and typed field paths,
+    and the agent's ``want`` when there is one (a choice for other words is another decision)."""
     shape = sorted((path, str(structure[path].get("type", ""))) for path in fields)
-    material = json.dumps([FORMAT_VERSION, node_type, model, prompt_version, shape], ensure_ascii=True)
+    parts: list[Any] = [FORMAT_VERSION, node_type, model, prompt_version, shape]
+    if want:
+        parts.append(["want", " ".join(want.split())])
+    material = json.dumps(parts, ensure_ascii=True)
     return hashlib.sha256(material.encode("ascii")).hexdigest()
 
 

@@ -169,13 +169,24 @@ def _describe(path: str, entry: Mapping[str, Any]) -> str:
 
 
 def build_messages(
-    structure: Mapping[str, Mapping[str, Any]], fields: Sequence[str], *, node_type: str, target: int
+    structure: Mapping[str, Mapping[str, Any]],
+    fields: Sequence[str],
+    *,
+    node_type: str,
+    target: int,
+    want: str | None = None,
 ) -> list[dict[str, str]]:
-    """The system and user messages: the node's name, the rules, and one line per field
-    (path, type, statistics from a fixed whitelist; no values)."""
+    """The system and user messages: the node's name, the agent's ``want`` when given, the rules,
+    and one line per field (path, type, statistics from a fixed whitelist; no values)."""
     lines = [_describe(path, structure.get(path, {})) for path in fields]
+    wanted = (
+        f"The agent asked for: {_one_line(want, 300)}\nKeep first the fields that answer this, then at most a "
+        "few others.\n"
+        if want
+        else ""
+    )
     user = (
-        f"Node: {node_type}\n"
+        f"Node: {node_type}\n{wanted}"
         f"Its output has {len(fields)} fields. Keep at most {target} of them: the fields a person reads "
         "or acts on, such as titles, names, bodies, descriptions and other text, states and statuses, "
         "amounts, prices and counts, labels, authors.\n"
@@ -332,8 +343,10 @@ def llm_choose_fields(
     api_base: str | None = None,
     api_key: str | None = None,
     target: int = 20,
+    want: str | None = None,
 ) -> list[str]:
     """Ask the model which of ``fields`` to keep; the valid paths, in the order of ``fields``.
+    ``want``: the agent's words, put in the prompt (:func:`build_messages`).
 
     One request, no retries, at temperature 0. Raises :class:`LLMFilterError` on a timeout
     (at most ``timeout`` + 0.25 s after the request starts), an HTTP or network error, or an
@@ -341,7 +354,7 @@ def llm_choose_fields(
     """
     resolved = resolve_model(model)
     litellm = _litellm(resolved)
-    messages = build_messages(structure, fields, node_type=node_type, target=target)
+    messages = build_messages(structure, fields, node_type=node_type, target=target, want=want)
     started = time.monotonic()
 
     def call() -> Any:

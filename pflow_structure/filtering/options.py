@@ -32,3 +32,4 @@ class FilterOptions(NamedTuple):
     decisions_dir: Path | None = None
     decision_store: DecisionStore | None = None  # wins over decisions_dir (Redis, shared by instances)
     whole_view: int = WHOLE_VIEW_TOKENS  # estimated tokens a structure's lines may take to be shown whole; 0: any
+    want_model: str = ""  # "wordllama": embeddings add to want's name matching (filtering/embedding.py); "": off

@@ -52,6 +52,10 @@ def build_server(settings: Settings | None = None, *, host: str = "127.0.0.1") -
             bool,
             Field(description="List every field. By default a structure of more than 50 fields shows the useful ones."),
         ] = False,
+        want: Annotated[
+            str | None,
+            Field(description="Plain words for what you need; the fields they name come first (in wanted)."),
+        ] = None,
     ) -> CallToolResult:
         """Run a node and get its execution_id and the structure of its output, not the values.
 
@@ -64,7 +68,9 @@ def build_server(settings: Settings | None = None, *, host: str = "127.0.0.1") -
         from pflow_structure.service.usage import CountedRun
 
         run = CountedRun(settings)  # registry_run, counting the output's tokens for `stats`
-        answer: CallToolResult = await answer_from(lambda: run(node_type, parameters or {}, all_fields=all_fields))
+        answer: CallToolResult = await answer_from(
+            lambda: run(node_type, parameters or {}, all_fields=all_fields, want=want)
+        )
         await asyncio.to_thread(run.record, node_type, to_dict(answer))
         return answer
 

@@ -210,10 +210,23 @@ def render_structure_text(
         )
     for warning in result.get("warnings", []):
         lines.append(f"Warning: {warning}")
-    if structure:
+    wanted = [path for path in result.get("wanted") or () if path in structure][:WANTED_IN_HINT]
+    if wanted:
+        lines.append("Read the fields matching your words (best first):")
+        lines.append(f"  {program} read-fields {execution_id} " + " ".join(shlex.quote(path) for path in wanted))
+    elif "wanted" in result:
+        lines.append(f"No field name matches {_quoted_want(result.get('want'))}: the usual view is shown.")
+    if structure and not wanted:
         example = _example_path(structure)
         lines.append(f"Read values: {program} read-fields {execution_id} {shlex.quote(example)}")
     return "\n".join(lines)
+
+
+WANTED_IN_HINT = 6  # the read command of a view with ``want`` names at most this many paths
+
+
+def _quoted_want(want: Any) -> str:
+    return json.dumps(" ".join(str(want or "").split())[:120], ensure_ascii=False)
 
 
 def _extends(path: str, parent: str) -> bool:

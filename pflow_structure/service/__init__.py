@@ -25,6 +25,7 @@ def registry_run(
     settings: Settings | None = None,
     cache: CacheBackend | None = None,
     all_fields: bool = False,
+    want: str | None = None,
 ) -> dict[str, Any]:
     """Run a node, cache what it wrote, and return its structure (no values).
 
@@ -37,7 +38,8 @@ def registry_run(
     :mod:`pflow_structure.filtering.hidden`); ``all_fields`` lists everything. A parameter may hold
     ``${exec-ID:PATH}`` (a cached value, passed on unread; the cache entry records the reference, not
     the value). Raises :class:`NodeNotFoundError` or :class:`NodeExecutionError` (nothing cached), and
-    ``UnresolvedReferenceError`` before the node runs.
+    ``UnresolvedReferenceError`` before the node runs. ``want`` (plain words: "who wrote each issue")
+    lists the fields they name first, in a smaller view, and says which in ``wanted``.
     """
     from pflow_structure.service.arguments import resolve_arguments
 
@@ -47,7 +49,7 @@ def registry_run(
     resolved = resolve_arguments(params, settings=settings, cache=cache)
     _preload_llm(settings, all_fields)
     outputs = run_node(node_type, resolved)
-    return store_outputs(node_type, params, outputs, settings=settings, cache=cache, all_fields=all_fields)
+    return store_outputs(node_type, params, outputs, settings=settings, cache=cache, all_fields=all_fields, want=want)
 
 
 def _preload_llm(settings: Settings, all_fields: bool) -> None:
@@ -134,23 +136,20 @@ def store_outputs(
     execution_id: str | None = None,
     all_fields: bool = False,
     text_paths: Sequence[Sequence[str | int]] = (),
+    want: str | None = None,
 ) -> dict[str, Any]:
     """Encode, cache and describe outputs a node already produced (used by wrappers too).
 
     ``execution_id`` stores under an id the caller already announced (see ``ExecutionCache.put``);
     ``text_paths`` marks lists of lines that hold a text answer (references pass the text).
     """
-    captured = capture_outputs(
-        node_type,
-        params,
-        outputs,
-        settings=settings,
-        cache=cache,
-        execution_id=execution_id,
-        all_fields=all_fields,
-        text_paths=text_paths,
-    )
-    return captured.result
+    kwargs: dict[str, Any] = {
+        "execution_id": execution_id,
+        "all_fields": all_fields,
+        "text_paths": text_paths,
+        "want": want,
+    }
+    return capture_outputs(node_type, params, outputs, settings=settings, cache=cache, **kwargs).result
 
 
 class CapturedOutputs(NamedTuple):
@@ -176,6 +175,7 @@ def capture_outputs(
     execution_id: str | None = None,
     all_fields: bool = False,
     text_paths: Sequence[Sequence[str | int]] = (),
+    want: str | None = None,
 ) -> CapturedOutputs:
     """Like :func:`store_outputs`, and also says whether the cache holds the entry.
 
@@ -198,7 +198,14 @@ def capture_outputs(
         text_paths=text_paths,
     )
     result = describe_stored(
-        node_type, encoded.value, stored, encoded.binary_paths, encoded.notes, settings=settings, all_fields=all_fields
+        node_type,
+        encoded.value,
+        stored,
+        encoded.binary_paths,
+        encoded.notes,
+        settings=settings,
+        all_fields=all_fields,
+        want=want,
     )
     return CapturedOutputs(result, stored.cached, encoded.value, list(encoded.binary_paths), list(encoded.notes))
 
@@ -212,12 +219,13 @@ def describe_stored(
     *,
     settings: Settings,
     all_fields: bool = False,
+    want: str | None = None,
 ) -> dict[str, Any]:
     """The structure answer for a value just stored (``registry_run``'s dict)."""
     from pflow_structure.structure import infer_structure
 
     inferred = infer_structure(value, binary_paths=binary_paths, max_paths=settings.max_paths)
-    chosen = _filter(inferred, node_type, settings, all_fields)
+    chosen = _filter(inferred, node_type, settings, all_fields, want)
     result: dict[str, Any] = {
         "execution_id": stored.execution_id,
         "node_type": node_type,
@@ -232,6 +240,8 @@ def describe_stored(
         result["filter_note"] = f"{result['hidden_fields']} fields hidden: --all-fields (all_fields) lists them"
         if chosen.hidden:
             result["hidden"] = chosen.hidden
+    if chosen.wanted is not None:
+        result["want"], result["wanted"] = want, chosen.wanted
     if inferred.omitted_paths and not chosen.filtered:
         result["omitted_paths"] = inferred.omitted_paths
     warnings = list(stored.warnings) + list(chosen.warnings) + _summarise(notes, stored.execution_id)
@@ -242,7 +252,7 @@ def describe_stored(
     return result
 
 
-def _filter(inferred: Any, node_type: str, settings: Settings, all_fields: bool) -> Any:
+def _filter(inferred: Any, node_type: str, settings: Settings, all_fields: bool, want: str | None) -> Any:
     from pflow_structure.filtering import filter_structure
 
     options = settings.filter_options()
@@ -256,6 +266,7 @@ def _filter(inferred: Any, node_type: str, settings: Settings, all_fields: bool)
         options,
         all_fields=all_fields,
         signals=inferred.signals,
+        want=want,
     )
 
 

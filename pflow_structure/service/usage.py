@@ -102,12 +102,13 @@ class CountedRun:
         self.settings = settings
         self.raw_tokens: int | None = None
 
-    def __call__(self, node_type: str, parameters: Mapping[str, Any], *, all_fields: bool = False) -> dict[str, Any]:
+    def __call__(self, node_type: str, parameters: Mapping[str, Any], **options: Any) -> dict[str, Any]:
+        """``registry_run(node_type, parameters, **options)`` on a cache that counts what is put in it."""
         from pflow_structure.service import registry_run
 
         self.settings = self.settings or Settings.from_env()
         cache = cast(CacheBackend, _CountingCache(self.settings.cache(), self))
-        return registry_run(node_type, parameters, settings=self.settings, cache=cache, all_fields=all_fields)
+        return registry_run(node_type, parameters, settings=self.settings, cache=cache, **options)
 
     def record(self, node_type: str, answer: Mapping[str, Any]) -> None:
         """Record the answer of a run that stored its output; never raises."""

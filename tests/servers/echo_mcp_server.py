@@ -3,8 +3,9 @@ of the ``arguments`` it received (for the proxy's byte-for-byte test).
 
 Run as ``python tests/servers/echo_mcp_server.py``. Tools: ``echo`` (any arguments),
 ``echo_typed`` (``text``: string, ``items``: array, ``count``: integer), so a test can check
-how the proxy passes a referenced value where a schema wants a string, and ``calls`` (how many
-echo calls reached this server, so a test can check that a refused call never did).
+how the proxy passes a referenced value where a schema wants a string, ``calls`` (how many
+echo calls reached this server, so a test can check that a refused call never did), and
+``echo_own_want`` (an argument named ``_want`` of its own, which the proxy must leave to it).
 """
 
 from __future__ import annotations
@@ -29,6 +30,11 @@ TOOLS = [
         },
     },
     {"name": "calls", "description": "How many tool calls came before this one.", "inputSchema": {"type": "object"}},
+    {
+        "name": "echo_own_want",
+        "description": "Answers with the raw arguments it got; has a _want argument of its own.",
+        "inputSchema": {"type": "object", "properties": {"_want": {"type": "string"}}},
+    },
 ]
 CALLS = [0]
 

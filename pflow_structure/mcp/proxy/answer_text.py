@@ -18,10 +18,10 @@ Plain functions on plain dicts: no SDK types here.
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
-from pflow_structure.render.structure_text import NO_PATHS, TREE_HEADER, tree_lines
+from pflow_structure.render.structure_text import NO_PATHS, TREE_HEADER, WANTED_IN_HINT, tree_lines
 
 
 def cached_text(
@@ -40,7 +40,8 @@ def cached_text(
     if described.get("omitted_paths"):
         lines.append(f"Omitted paths: {described['omitted_paths']} deeper paths not listed; read a parent path")
     lines.extend(f"Warning: {warning}" for warning in described.get("warnings", []))
-    lines.append(hint(execution_id, example_path, read_tool))
+    wanted = [path for path in described.get("wanted") or () if path in structure][:WANTED_IN_HINT]
+    lines.append(hint(execution_id, example_path, read_tool, wanted=wanted))
     if note is not None:  # last: it runs to the end, over as many lines as it has
         lines.append(f"The server's note: {note}")
     return "\n".join(lines)
@@ -54,11 +55,14 @@ def _field_count(described: Mapping[str, Any]) -> str:
     return f"Fields: {shown} of {described['original_field_count']} shown (the others are named and read back too)"
 
 
-def hint(execution_id: str, example_path: str, read_tool: str = "read_fields") -> str:
-    """One line: how to read values (with a path that exists) and how to pass them on unread."""
+def hint(execution_id: str, example_path: str, read_tool: str = "read_fields", *, wanted: Sequence[str] = ()) -> str:
+    """One line: how to read values (with a path that exists, or the fields matching the agent's
+    ``want``, best first) and how to pass them on unread."""
+    paths = ", ".join(json.dumps(path, ensure_ascii=False) for path in wanted or [example_path])
+    lead = "Fields matching your want, best first" if wanted else "Read values"
     return (
-        f"Read values: {read_tool}(execution_id={json.dumps(execution_id)}, "
-        f"field_paths=[{json.dumps(example_path, ensure_ascii=False)}]); [*] reads every item, limit/offset page. "
+        f"{lead}: {read_tool}(execution_id={json.dumps(execution_id)}, "
+        f"field_paths=[{paths}]); [*] reads every item, limit/offset page. "
         'Pass values on unread: "${execution_id:path}" in any argument.'
     )
 

@@ -36,7 +36,7 @@ import anyio
 
 from pflow_structure.mcp.proxy.downstream import DEFAULT_START_TIMEOUT, Downstream, DownstreamError, Session
 from pflow_structure.mcp.proxy.remote import Upstream
-from pflow_structure.mcp.proxy.shaping import DEFAULT_BUDGET, tool_schemas
+from pflow_structure.mcp.proxy.shaping import DEFAULT_BUDGET, pop_want, tool_schemas, with_want
 from pflow_structure.mcp.tools import (
     EDIT_TOOL,
     EDIT_TOOL_DESCRIPTION,
@@ -294,7 +294,7 @@ class Proxy:
                 return answer
             listing = answer["result"]
         self.schemas.update(tool_schemas(listing))
-        tools = [{k: v for k, v in tool.items() if k != "outputSchema"} for tool in listing.get("tools", [])]
+        tools = [with_want({k: v for k, v in t.items() if k != "outputSchema"}) for t in listing.get("tools", [])]
         if not params.get("cursor"):
             tools.append(
                 {"name": self.read_tool, "description": READ_TOOL_DESCRIPTION, "inputSchema": READ_TOOL_SCHEMA}
@@ -316,10 +316,14 @@ class Proxy:
             await self._choose_read_tool()
         if name in (self.read_tool, self.edit_tool):
             return _result(request["id"], await self._answer_ours(str(name), arguments))
+        if name not in self.schemas and not self._read_tool_known and any("want" in key for key in arguments):
+            with contextlib.suppress(DownstreamError):
+                await self._choose_read_tool()  # whether the tool has a _want of its own decides which is ours
+        arguments, want = pop_want(arguments, self.schemas.get(str(name)))
         sent, failed = await self._resolve(str(name), arguments)  # ${exec-ID:PATH}, before the server sees it
         if failed is not None:
             return _result(request["id"], to_dict(failed))
-        if sent is not arguments:
+        if sent is not arguments or want is not None:
             request = {**request, "params": {**params, "arguments": sent}}
         try:
             answer = await self._forward(request)
@@ -330,7 +334,7 @@ class Proxy:
             return answer
         result = answer["result"]
         try:
-            shaped = await anyio.to_thread.run_sync(self._shape, str(name), arguments, result)
+            shaped = await anyio.to_thread.run_sync(self._shape, str(name), arguments, result, want)
             reply = answer if shaped.kind == "passed" else _result(request["id"], shaped.result)
             encode(reply)  # it must reach the client: it has to encode
         except Exception as exc:
@@ -368,12 +372,12 @@ class Proxy:
                 await self._choose_read_tool()  # lists every page of tools, with their input schemas
         return await resolved_or_error(arguments, self.schemas.get(name), self.settings)
 
-    def _shape(self, tool: str, arguments: dict[str, Any], result: dict[str, Any]) -> Any:
+    def _shape(self, tool: str, arguments: dict[str, Any], result: dict[str, Any], want: str | None) -> Any:
         from pflow_structure.mcp.proxy.shaping import shape_and_store
         from pflow_structure.service.usage import record_result
 
         shaped = shape_and_store(
-            tool, arguments, result, settings=self.settings, budget=self.budget, read_tool=self.read_tool
+            tool, arguments, result, settings=self.settings, budget=self.budget, read_tool=self.read_tool, want=want
         )
         cached = shaped.kind == "cached"
         record_result(self.settings, f"mcp:{tool}", cached=cached, raw=shaped.tokens_in, answered=shaped.tokens_out)

@@ -263,16 +263,24 @@ EXACT_COUNT_CHARS = 4_000_000  # token counts are exact up to here (about 8 MB/s
 
 
 def shape_and_store(
-    tool: str, arguments: dict[str, Any], result: dict[str, Any], *, settings: Settings, budget: int, read_tool: str
+    tool: str,
+    arguments: dict[str, Any],
+    result: dict[str, Any],
+    *,
+    settings: Settings,
+    budget: int,
+    read_tool: str,
+    want: str | None = None,
 ) -> Shaped:
     """:func:`shape_result` with the proxy's parts: the cache of ``settings`` (a plain-text answer
-    kept as text, so a reference to ``result`` passes the text on), o200k counts and ``render_auto``."""
+    kept as text, so a reference to ``result`` passes the text on), o200k counts and ``render_auto``;
+    ``want`` (the agent's words) steers the structure of a result that is cached."""
     from pflow_structure.render.tokens import count_tokens
     from pflow_structure.service import store_outputs
 
     def store(tool_name: str, args: dict[str, Any], value: Any) -> dict[str, Any]:
         text = [["result"]] if is_text_lines(result, value) else []
-        return store_outputs(f"mcp:{tool_name}", args, {"result": value}, settings=settings, text_paths=text)
+        return store_outputs(f"mcp:{tool_name}", args, {"result": value}, settings=settings, text_paths=text, want=want)
 
     def count(text: str) -> int:
         # Exact up to a few megabytes; beyond that only "over the budget" matters.
@@ -287,6 +295,45 @@ def shape_and_store(
     return shape_result(
         tool, arguments, result, budget=budget, count=count, store=store, read_tool=read_tool, render=render
     )
+
+
+WANT_ARGUMENT = "_want"
+WANT_PREFIXED = "_pflow_structure_want"  # when the tool has a ``_want`` of its own
+WANT_DESCRIPTION = "Words naming the fields you need: a large result lists them first."
+
+
+def want_argument(schema: Any) -> str:
+    """The name of our ``want`` argument on a tool with this input schema."""
+    properties = schema.get("properties") if isinstance(schema, Mapping) else None
+    taken = isinstance(properties, Mapping) and WANT_ARGUMENT in properties
+    return WANT_PREFIXED if taken else WANT_ARGUMENT
+
+
+def with_want(tool: Mapping[str, Any]) -> dict[str, Any]:
+    """``tool`` as the proxy lists it: its input schema with our optional ``want`` string (named in the
+    description when it had to be prefixed); a tool whose schema is not an object schema is left alone."""
+    schema = tool.get("inputSchema")
+    if schema is None:
+        schema = {"type": "object"}
+    if not isinstance(schema, Mapping) or schema.get("type", "object") != "object":
+        return dict(tool)
+    name = want_argument(schema)
+    properties = dict(schema.get("properties") or {})
+    properties[name] = {"type": "string", "description": WANT_DESCRIPTION}
+    listed = {**tool, "inputSchema": {**schema, "properties": properties}}
+    if name != WANT_ARGUMENT:
+        listed["description"] = f"{tool.get('description') or ''}\n(pflow-structure: {name} is our want.)".strip()
+    return listed
+
+
+def pop_want(arguments: dict[str, Any], schema: Any) -> tuple[dict[str, Any], str | None]:
+    """(the arguments without our ``want``, its text): what goes downstream, and what steers the view.
+    A want that is not a string is sent on unchanged (it is not ours)."""
+    name = want_argument(schema)
+    want = arguments.get(name)
+    if not isinstance(want, str):
+        return arguments, None
+    return {key: value for key, value in arguments.items() if key != name}, want
 
 
 def tool_schemas(listing: Mapping[str, Any]) -> dict[str, Any]:

@@ -1,0 +1,249 @@
+"""``want``: plain words from the agent that steer the view to the fields they name.
+
+Names only, never values. The words of the text and of each field's keys are split (snake, camel,
+kebab), stemmed (``titles`` → ``title``, ``created`` → ``creat``) and compared: the same stem counts
+most, one stem the start of the other (``assign`` and ``assignee``) a little less, and two words of
+one everyday meaning (:data:`MEANINGS`: ``paid`` and ``financial``, ``who wrote`` and ``author``,
+``owed`` and ``due``) less again. A field's own key counts fully, the keys of the containers
+above it by half (``user.login`` answers "which user"). The view then lists the matching fields
+first and fills the rest of a smaller budget with the usual view (:func:`choose_wanted`).
+
+Deterministic, pure Python, no model: wordllama and a learned word-to-name table were measured as
+candidates (``benchmarks/want_eval.py``) and are not used; see docs/want.md.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Mapping, Sequence
+from functools import lru_cache
+from typing import Any
+
+from pflow_structure.filtering import vocabulary
+from pflow_structure.filtering.tree import field_indices, path_nodes
+from pflow_structure.structure.field_stats import FieldSignals
+
+_WORD = re.compile(r"[A-Z]+(?=[A-Z][a-z]|\b|_|\d)|[A-Z]?[a-z]+|[A-Z]+|\d+")
+
+# Words that carry no field meaning in a question ("what is the ... of this ...").
+STOPWORDS = frozenset(
+    """a an the is are was were be been being do does did of in on at to for from with and or not no
+    what which whose whom this that these those it its there their they them i me my we our you your
+    he she his her has have had can could should would will shall may might must any all each every
+    some than then so if as into about over per get got give show list tell find see me please also
+    just only item items one ones thing things value values field fields there here out
+    response result results data object objects entry entries record records""".split()  # noqa: SIM905 (a word list reads better as text)
+)
+
+# Everyday words of one meaning, the links a name list alone misses. General English, no API's
+# field names: ``paid`` finds ``financial_status`` through ``financial``, ``owed`` finds
+# ``amount_due`` through ``due``, ``who`` and ``wrote`` find ``author`` and ``user``.
+MEANINGS: tuple[frozenset[str], ...] = tuple(
+    frozenset(group.split())
+    for group in (
+        "paid pay payment payments financial charge charged billing invoice refund refunded captured settled",
+        "much amount price cost owe owed due balance total fee bill spend spent currency subtotal revenue tax "
+        "discount money",
+        "who author wrote write writer creator owner user login username sender poster posted opened reporter "
+        "submitter committer actor member person assignee assigned",
+        "when date time timestamp created updated started start finished finish ended end age ago since "
+        "last recent latest newest oldest modified",
+        "long took take duration elapsed millis seconds minutes time",
+        "status state phase condition succeed success successful fail failed failure error open closed "
+        "conclusion outcome healthy health ready running active done complete completed pass passing "
+        "alive live stopped run up down available availability provisioned pending suspended deleted "
+        "green yellow red enabled disabled",
+        "many count number total size length quantity num amount often frequency times",
+        "name title label called named display subject headline",
+        "say says said text body content message description comment note mention wording write wrote written "
+        "answer answered reply",
+        "where location region zone address country city host place located",
+        "kind type category class sort",
+        "version release tag revision",
+        "link url href web page site see view visit clone",
+        "big large size bytes memory disk storage",
+        "contact email phone mail",
+        "urgent priority severity important critical warning warn level",
+        "commit sha hash revision",
+        "tag label topic keyword category",
+        "star stars popular popularity stargazers like likes favorite score rating rank",
+        "download downloads install installs",
+        "language lang locale",
+        "why reason cause explanation",
+        "repo repository project",
+        "image container docker",
+        "cpu memory resource resources limit limits request requests",
+        "ip address network",
+    )
+)
+
+EXACT = 1.0
+PREFIX = 0.8
+MEANING = 0.6
+CONTAINER = 0.5  # a container's key counts half of the field's own
+MATCH = 0.6  # a field matches the words from this score on
+MAX_WANTED = 12  # the view lists at most this many matching fields
+PER_WORD = 3  # and first the best this many of each word of the text
+LABEL = 6  # a key the vocabulary scores this high (name, title, login) is its object's label
+HANDLES = ("key", "number", "iid", "id")  # what a record is called by, when it has no name to show
+
+
+def words(text: str) -> list[str]:
+    """The lower-case words of a text or a key: ``financialStatus`` → financial, status."""
+    return [word.lower() for word in _WORD.findall(text)]
+
+
+@lru_cache(maxsize=8192)
+def stem(word: str) -> str:
+    """A light stem, enough to meet a key: ``titles`` → ``title``, ``created`` → ``creat``."""
+    for suffix, replacement in (("ies", "y"), ("sses", "ss"), ("ing", ""), ("ed", ""), ("s", "")):
+        if word.endswith(suffix) and len(word) - len(suffix) >= 3:
+            if suffix == "s" and word.endswith(("ss", "us", "is")):
+                continue
+            word = word[: len(word) - len(suffix)] + replacement
+            break
+    return word[:-1] if word.endswith("e") and len(word) > 3 else word
+
+
+_STEMMED_MEANINGS: tuple[frozenset[str], ...] = tuple(frozenset(stem(word) for word in group) for group in MEANINGS)
+
+
+def want_terms(text: str) -> tuple[str, ...]:
+    """The stems of the words of ``text`` that can name a field (stopwords left out), in order."""
+    seen: dict[str, None] = {}
+    for word in words(text):
+        if word not in STOPWORDS:
+            seen[stem(word)] = None
+    return tuple(seen)
+
+
+@lru_cache(maxsize=65536)
+def _pair(term: str, word: str) -> float:
+    if term == word:
+        return EXACT
+    if min(len(term), len(word)) >= 3 and (term.startswith(word) or word.startswith(term)):
+        return PREFIX
+    if any(term in group and word in group for group in _STEMMED_MEANINGS):
+        return MEANING
+    return 0.0
+
+
+@lru_cache(maxsize=8192)
+def _stems(key: str) -> tuple[str, ...]:
+    return tuple(stem(word) for word in words(key))
+
+
+def _best(term: str, stems: Sequence[str]) -> float:
+    return max((_pair(term, word) for word in stems), default=0.0)
+
+
+def term_matches(term: str, keys: Sequence[str]) -> float:
+    """How well one term matches one field (keys root first): its own key's words fully, its
+    containers' words by half; its parent's fully when the field is its object's label (the ``name``
+    of the ``owner`` that "who owns it" asks for)."""
+    if not keys:
+        return 0.0
+    own = _best(term, _stems(keys[-1]))
+    above = max((_best(term, _stems(key)) for key in keys[:-1]), default=0.0)
+    parent = _best(term, _stems(keys[-2])) if len(keys) > 1 else 0.0
+    label = vocabulary.BUSINESS.get(keys[-1], 0) >= LABEL
+    return max(own, CONTAINER * above, parent if label else 0.0)
+
+
+def want_score(terms: Sequence[str], keys: Sequence[str]) -> float:
+    """The sum over ``terms`` of :func:`term_matches` (unweighted)."""
+    return sum(term_matches(term, keys) for term in terms)
+
+
+def _weights(matches: Mapping[str, Mapping[str, float]], fields: int) -> dict[str, float]:
+    """Per term, how much it tells (as in tf-idf): one that matches every field (``build`` in a CI
+    build) counts less than one that matches a few (``pass``, only ``status``)."""
+    weights = {}
+    for term, found in matches.items():
+        count = sum(1 for value in found.values() if value >= MEANING)
+        weights[term] = math.log(1 + fields / count) / math.log(1 + fields) if count and fields > 1 else 1.0
+    return weights
+
+
+def want_scores(structure: Mapping[str, Mapping[str, Any]], want: str) -> dict[str, float]:
+    """The weighted score of every field of ``structure`` for ``want``, by path."""
+    return _scored(structure, want)[0]
+
+
+def _scored(
+    structure: Mapping[str, Mapping[str, Any]], want: str
+) -> tuple[dict[str, float], dict[str, dict[str, float]], dict[str, float]]:
+    """(score by path, match by term and path, weight by term)."""
+    nodes = path_nodes(structure)
+    fields = [nodes[index] for index in field_indices(structure, nodes)]
+    matches = {term: {node.path: term_matches(term, node.keys) for node in fields} for term in want_terms(want)}
+    weights = _weights(matches, len(fields))
+    scores = {node.path: sum(weights[term] * found[node.path] for term, found in matches.items()) for node in fields}
+    return scores, matches, weights
+
+
+def wanted_fields(
+    structure: Mapping[str, Mapping[str, Any]], want: str, usual: Mapping[str, float] | None = None
+) -> list[str]:
+    """The fields that match ``want``, at most :data:`MAX_WANTED`: first the best few of each word
+    (so that every part of a question is answered), then the best over all; ties go to the usual
+    score, then to the order listed."""
+    scores, matches, weights = _scored(structure, want)
+    usual = usual or {}
+    order = {path: position for position, path in enumerate(scores)}
+
+    def rank(path: str, term: str | None = None) -> tuple[float, float, float, int]:
+        own = matches[term][path] if term else 0.0
+        return (-own, -scores[path], -usual.get(path, 0.0), order[path])
+
+    chosen: dict[str, None] = {}
+    for term in sorted(matches, key=lambda term: -weights[term]):
+        found = [path for path, value in matches[term].items() if value >= MEANING]
+        for path in sorted(found, key=lambda path: rank(path, term))[:PER_WORD]:
+            chosen[path] = None
+    matched = (path for path in scores if max((found[path] for found in matches.values()), default=0.0) >= MATCH)
+    rest = sorted(matched, key=rank)
+    for path in rest:
+        chosen[path] = None
+    return list(chosen)[:MAX_WANTED]
+
+
+def record_handles(structure: Mapping[str, Mapping[str, Any]], paths: Sequence[str]) -> list[str]:
+    """The handle (``key``, ``number``, ``iid`` or ``id``, in that order) of each record that holds one of
+    ``paths``: "which issues are open" needs to say which, and a status alone does not."""
+    nodes = path_nodes(structure)
+    index_of = {node.path: index for index, node in enumerate(nodes)}
+    handles: dict[int, tuple[int, str]] = {}  # record (list index, -1: the top object) -> (rank, path)
+    for index in field_indices(structure, nodes):
+        node = nodes[index]
+        rank = HANDLES.index(node.keys[-1]) if node.keys and node.keys[-1] in HANDLES else -1
+        top = node.list_owner < 0 and node.parent >= 0 and nodes[node.parent].parent < 0
+        plain = "dict" not in str(structure[node.path].get("type"))
+        better = node.list_owner not in handles or rank < handles[node.list_owner][0]
+        if rank >= 0 and (node.parent == node.list_owner or top) and plain and better:
+            handles[node.list_owner] = (rank, node.path)
+    owners = [nodes[index_of[path]].list_owner for path in paths if path in index_of]
+    found = [handles[owner][1] for owner in owners if owner in handles]
+    return list(dict.fromkeys(path for path in found if path not in paths))
+
+
+def choose_wanted(
+    structure: Mapping[str, Mapping[str, Any]],
+    want: str,
+    *,
+    signals: Mapping[str, FieldSignals] | None = None,
+    extra: Sequence[str] = (),
+    target: int = 40,
+) -> tuple[Any, list[str]]:
+    """The view for ``want``: ``(FieldChoice, the matching fields best first)``. The matching fields, the
+    handles of their records (:func:`record_handles`) and ``extra`` (an LLM's choice) come first; then
+    the usual view, whole (a smaller one lost 4 points of questions listed, see docs/want.md); the rest
+    is named in ``hidden``."""
+    from pflow_structure.filtering.heuristic import choose_fields
+
+    usual = choose_fields(structure, target=target, signals=signals)
+    wanted = wanted_fields(structure, want, usual.scores)
+    keep = list(dict.fromkeys([*wanted, *record_handles(structure, wanted), *extra]))
+    keep += [path for path in usual.kept_fields if path not in keep]
+    return choose_fields(structure, target=len(keep), keep=keep, signals=signals), wanted

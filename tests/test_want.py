@@ -1,0 +1,266 @@
+"""``want``: plain words that steer the view (issue 28): the name matching, the view, the LLM prompt
+and its decision key, the service, the CLI and the MCP server (the proxy is in test_want_proxy.py)."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from typing import Any
+
+import pytest
+
+from pflow_structure.encoding import encode_value
+from pflow_structure.filtering import FilterOptions, fields_of, filter_structure
+from pflow_structure.filtering.decisions import decision_key
+from pflow_structure.filtering.llm import build_messages
+from pflow_structure.filtering.want import stem, want_score, want_terms, wanted_fields
+from pflow_structure.structure import infer_structure
+from tests.conftest import CORPUS
+from tests.contract import assert_structure_reads_back
+
+ISSUES_FILE = CORPUS / "github__list_issues.json"
+ISSUES = json.loads(ISSUES_FILE.read_text(encoding="utf-8"))
+INFERRED = infer_structure(encode_value({"result": ISSUES}).value)
+WANT = "who opened each issue, and is it still open?"
+
+
+# -- the name matching ------------------------------------------------------------------------
+
+
+def test_terms_are_stems_of_the_words_that_can_name_a_field() -> None:
+    assert want_terms("Which issues are still open, and who opened them?") == ("issu", "still", "open", "who")
+    assert want_terms("what is the") == ()
+    assert [stem(word) for word in ("titles", "created", "create", "statuses")] == ["titl", "creat", "creat", "status"]
+
+
+@pytest.mark.parametrize(
+    ("want", "keys"),
+    [
+        ("was it paid?", ("result", "financial_status")),
+        ("who wrote it", ("result", "author")),
+        ("how much is owed", ("result", "amount_due")),
+        ("when was it created", ("result", "createdAt")),
+        ("which content type", ("result", "headers", "content-type")),
+    ],
+)
+def test_a_name_list_alone_would_miss_these_and_want_matches_them(want: str, keys: tuple[str, ...]) -> None:
+    assert want_score(want_terms(want), keys) >= 0.6
+
+
+def test_values_never_count_only_names() -> None:
+    structure = {"result": {"type": "dict"}, "result.note": {"type": "str", "avg_length": 6}}
+    assert wanted_fields(structure, "financial") == []  # whatever the note says
+
+
+def test_a_containers_words_count_for_its_label_field() -> None:
+    structure = {
+        "result": {"type": "dict"},
+        "result.owner": {"type": "dict"},
+        "result.owner.display_name": {"type": "str", "avg_length": 9},
+        "result.owner.uuid": {"type": "str", "avg_length": 38},
+        "result.size": {"type": "int"},
+    }
+    assert wanted_fields(structure, "who owns it") == ["result.owner.display_name"]
+
+
+# -- the view ---------------------------------------------------------------------------------
+
+
+def _view(want: str | None) -> Any:
+    return filter_structure(
+        INFERRED.structure,
+        INFERRED.field_count,
+        "read-json",
+        FilterOptions(mode="heuristic"),
+        signals=INFERRED.signals,
+        want=want,
+    )
+
+
+def test_the_view_lists_the_matching_fields_first_then_the_usual_view() -> None:
+    plain, wanted = _view(None), _view(WANT)
+    assert wanted.method == "want" and wanted.filtered
+    assert wanted.wanted is not None and wanted.wanted[:3] == [
+        "result[0].milestone.open_issues",
+        "result[0].milestone.closed_issues",
+        "result[0].user.login",
+    ]
+    assert "result[0].state" in wanted.wanted
+    assert all(path in wanted.structure for path in wanted.wanted)
+    assert set(plain.structure) <= set(wanted.structure)
+    assert wanted.hidden is not None and "body_html" in wanted.hidden["result[0]"]["names"]  # the rest is named
+    assert_structure_reads_back({"result": ISSUES}, wanted.structure)
+
+
+def test_words_that_match_no_name_give_the_usual_view() -> None:
+    outcome = _view("zebra quokka")
+    assert outcome.wanted == []
+    assert outcome.method == "want"
+    assert outcome.structure == _view(None).structure
+
+
+def test_a_want_without_words_is_no_want() -> None:
+    assert _view("the of is") == _view(None)
+
+
+def test_all_fields_wins_over_want() -> None:
+    outcome = filter_structure(
+        INFERRED.structure, INFERRED.field_count, "read-json", FilterOptions(), all_fields=True, want=WANT
+    )
+    assert not outcome.filtered and outcome.wanted is None and outcome.structure == INFERRED.structure
+
+
+def test_a_small_structure_is_shown_whole_with_its_matches_named() -> None:
+    structure = infer_structure({"result": {"title": "x", "paid": True, "total": 3}}).structure
+    outcome = filter_structure(structure, 3, "read-json", FilterOptions(), want="was it paid")
+    assert not outcome.filtered and outcome.structure == structure
+    assert outcome.wanted == ["result.paid"]
+
+
+# -- the LLM filter ---------------------------------------------------------------------------
+
+
+def test_the_llm_prompt_carries_the_want_and_the_decision_key_depends_on_it() -> None:
+    fields = fields_of(INFERRED.structure)
+    with_want = build_messages(INFERRED.structure, fields, node_type="gh", target=20, want=WANT)
+    without = build_messages(INFERRED.structure, fields, node_type="gh", target=20)
+    assert f"The agent asked for: {WANT}\n" in with_want[1]["content"]
+    assert "asked for" not in without[1]["content"]
+    keys = {
+        decision_key("gh", "m", "1", INFERRED.structure, fields, want=want)
+        for want in (None, WANT, "who opened each issue")
+    }
+    assert len(keys) == 3
+    assert decision_key("gh", "m", "1", INFERRED.structure, fields) == decision_key(
+        "gh", "m", "1", INFERRED.structure, fields, want=""
+    )
+
+
+# -- service, CLI, MCP server -------------------------------------------------------------------
+
+
+def test_registry_run_with_want_names_the_matches_and_every_path_reads_back() -> None:
+    from pflow_structure import read_fields, registry_run
+
+    result = registry_run("read-json", {"path": str(ISSUES_FILE)}, want=WANT)
+    assert result["want"] == WANT
+    assert result["wanted"][:3] == [
+        "result[0].milestone.open_issues",
+        "result[0].milestone.closed_issues",
+        "result[0].user.login",
+    ]
+    assert result["filter"] == "want" and result["field_count"] == 28
+    values = read_fields(result["execution_id"], ["result[0].user.login", "result[0].state"])
+    assert values == {"result[0].user.login": ISSUES[0]["user"]["login"], "result[0].state": ISSUES[0]["state"]}
+    assert "want" not in registry_run("read-json", {"path": str(ISSUES_FILE)})
+
+
+def test_cli_run_want_prints_a_read_command_for_the_matches() -> None:
+    from tests.test_cli import invoke
+
+    outcome = invoke("run", "read-json", f"path={ISSUES_FILE}", "--want", WANT)
+    assert outcome.exit_code == 0, outcome.stderr
+    lines = outcome.stdout.splitlines()
+    assert lines[-2] == "Read the fields matching your words (best first):"
+    assert lines[-1].startswith("  pflow-structure read-fields exec-")
+    assert lines[-1].endswith(
+        " 'result[0].milestone.open_issues' 'result[0].milestone.closed_issues' "
+        "'result[0].user.login' 'result[0].author_association' 'result[0].assignee' "
+        "'result[0].milestone.creator'"
+    )
+    assert "Field count: 28 of 110 (filtered by the want filter;" in outcome.stdout
+
+
+def test_cli_run_want_json_has_wanted() -> None:
+    from tests.test_cli import run_json
+
+    result = run_json("read-json", f"path={ISSUES_FILE}", "--want", "title")
+    assert result["wanted"][0] == "result[0].title"
+    assert result["want"] == "title"
+
+
+def test_cli_run_want_without_a_match_says_so() -> None:
+    from tests.test_cli import invoke
+
+    outcome = invoke("run", "read-json", f"path={ISSUES_FILE}", "--want", "zebra")
+    assert outcome.exit_code == 0
+    assert 'No field name matches "zebra": the usual view is shown.' in outcome.stdout.splitlines()
+
+
+def test_the_mcp_servers_registry_run_takes_want() -> None:
+    from tests.test_mcp_server import _call
+
+    result = _call("registry_run", {"node_type": "read-json", "parameters": {"path": str(ISSUES_FILE)}, "want": WANT})
+    assert result["isError"] is False
+    structured = result["structuredContent"]
+    assert structured["want"] == WANT
+    assert structured["wanted"][2] == "result[0].user.login"
+    cli = subprocess.run(
+        [sys.executable, "-m", "pflow_structure", "run", "read-json", f"path={ISSUES_FILE}", "--want", WANT, "--json"],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    expected = json.loads(cli.stdout)
+    structured.pop("execution_id"), expected.pop("execution_id")
+    assert structured == expected
+
+
+# -- the opt-in embedding model -----------------------------------------------------------------
+
+
+def test_an_unknown_want_model_is_refused_with_the_choices() -> None:
+    from pflow_structure import Settings
+    from pflow_structure.errors import ParameterError
+
+    with pytest.raises(ParameterError) as caught:
+        Settings.from_env({"PFLOW_STRUCTURE_WANT_MODEL": "bert"})
+    assert str(caught.value) == "PFLOW_STRUCTURE_WANT_MODEL='bert' is not a want model; use wordllama or unset it"
+
+
+def test_wordllama_adds_the_closest_names_when_asked_for() -> None:
+    pytest.importorskip("wordllama")  # the [want] extra; the test extra leaves it out
+    options = FilterOptions(mode="heuristic", want_model="wordllama")
+    outcome = filter_structure(
+        INFERRED.structure, INFERRED.field_count, "read-json", options, signals=INFERRED.signals, want=WANT
+    )
+    from pflow_structure.filtering.embedding import closest_fields
+
+    closest = closest_fields(INFERRED.structure, WANT)
+    assert len(closest) == 5 and all(path in outcome.structure for path in closest)
+    assert outcome.warnings == []
+
+
+# -- the LLM filter, through a fake model that speaks Anthropic's API ------------------------------
+
+from tests.test_filter_llm import FakeAnthropic, fake, litellm_ready  # noqa: E402, F401 (fixtures)
+
+
+@pytest.mark.filterwarnings("ignore:.*ReadOnly.*:UserWarning")  # litellm's own pydantic models, not ours
+def test_the_llm_is_asked_with_the_want_and_its_answer_is_kept_per_want(
+    fake: FakeAnthropic,  # noqa: F811
+    monkeypatch: pytest.MonkeyPatch,
+    tmp_path: Any,
+) -> None:
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "test-key")
+    fake.text = json.dumps({"keep": ["result[0].body", "result[0].comments"]})
+    options = FilterOptions(
+        mode="llm",
+        api_base=fake.api_base,
+        keys_set=frozenset({"ANTHROPIC_API_KEY"}),
+        timeout=10.0,
+        decisions_dir=tmp_path,
+    )
+
+    def view(want: str) -> Any:
+        return filter_structure(
+            INFERRED.structure, INFERRED.field_count, "read-json", options, signals=INFERRED.signals, want=want
+        )
+
+    first, again, other = view(WANT), view(WANT), view("what does the body say")
+    assert (first.method, first.from_cache, again.from_cache, other.from_cache) == ("llm", False, True, False)
+    assert len(fake.requests) == 2
+    assert f"The agent asked for: {WANT}" in json.dumps(fake.requests[0]["json"])
+    assert "result[0].body" in first.structure and "result[0].comments" in first.structure
+    assert first.wanted is not None and first.wanted[2] == "result[0].user.login"
