@@ -250,10 +250,10 @@ EXTRA = 5  # each candidate adds its best this many fields to the view, before t
 
 
 def _leaf_words(path: str) -> tuple[str, ...]:
-    from pflow_structure.filtering.tree import _suffix_keys
+    from pflow_structure.filtering.tree import suffix_keys
     from pflow_structure.filtering.want import stem, words
 
-    keys = _suffix_keys(path)
+    keys = suffix_keys(path)
     return tuple(stem(word) for word in words(keys[-1])) if keys else ()
 
 
@@ -290,11 +290,11 @@ def linked(response: Response, text: str, links: dict[str, dict[str, float]]) ->
 
 def embedded(response: Response, text: str, model: Any) -> list[str]:
     from pflow_structure.filtering import fields_of
-    from pflow_structure.filtering.tree import _suffix_keys
+    from pflow_structure.filtering.tree import suffix_keys
     from pflow_structure.filtering.want import words
 
     fields = fields_of(response.structure)
-    names = [" ".join(words(" ".join(_suffix_keys(field)[-2:]))) or field for field in fields]
+    names = [" ".join(words(" ".join(suffix_keys(field)[-2:]))) or field for field in fields]
     ranked = model.rank(text, names, sort=False)
     order = sorted(range(len(fields)), key=lambda i: -ranked[i][1])
     return [fields[i] for i in order[:EXTRA]]

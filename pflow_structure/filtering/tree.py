@@ -11,8 +11,8 @@ The tree, as those modules use it:
 - :func:`field_indices` (structure, nodes → indices): the nodes that count as fields;
   :func:`fields_of` gives their paths.
 - :func:`is_inside` (nodes, index, ancestor): whether one node lies below another.
-- :func:`key_segments` (path → dict keys) and :func:`normalise` (``createdAt`` → ``created_at``):
-  the names a path is made of.
+- :func:`key_segments` (path → dict keys), :func:`suffix_keys` (path → normalised keys) and
+  :func:`normalise` (``createdAt`` → ``created_at``): the names a path is made of.
 - :func:`kinds_of` (``str|null`` → ``{str}``): the types a field had besides null.
 
 Example::
@@ -84,13 +84,13 @@ def path_nodes(structure: Mapping[str, Mapping[str, Any]]) -> list[PathNode]:
             stack.pop()
         parent = stack[-1] if stack else -1
         if parent < 0:
-            keys = _suffix_keys(path)
+            keys = suffix_keys(path)
             noisy, owner, grouped = False, -1, False
         else:
             above = nodes[parent]
             suffix = path[len(above.path) :]
             quoted = '"' in suffix or "'" in suffix
-            keys = _suffix_keys(path) if quoted else above.keys + _suffix_keys(suffix)
+            keys = suffix_keys(path) if quoted else above.keys + suffix_keys(suffix)
             noisy = above.noisy_above or (bool(above.keys) and _is_noise_segment(above.keys[-1]))
             parent_entry = structure[above.path]
             owner = parent if "list" in str(parent_entry.get("type", "")) else above.list_owner
@@ -101,7 +101,7 @@ def path_nodes(structure: Mapping[str, Mapping[str, Any]]) -> list[PathNode]:
 
 
 @lru_cache(maxsize=8192)
-def _suffix_keys(suffix: str) -> tuple[str, ...]:
+def suffix_keys(suffix: str) -> tuple[str, ...]:
     """The normalised keys of a path or a path's suffix (``[0].user.login`` → user, login)."""
     return tuple(normalise(key) for key in key_segments(suffix))
 
