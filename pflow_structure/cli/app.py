@@ -151,6 +151,17 @@ def _typed_value(raw: str) -> Any:
 @click.option("--limit", type=click.IntRange(min=0), help="Most items returned per wildcard or JSONPath path.")
 @click.option("--offset", type=click.IntRange(min=0), default=0, show_default=True, help="Items to skip first.")
 @click.option(
+    "--char-offset",
+    type=click.IntRange(min=0),
+    default=0,
+    help="Characters to skip first in a PATH that names one long string (the cut answer gives it).",
+)
+@click.option(
+    "--max-tokens",
+    type=click.IntRange(min=1),
+    help="Most o200k tokens in the answer [default: PFLOW_STRUCTURE_ANSWER_BUDGET, else 8000].",
+)
+@click.option(
     "--format",
     "format_name",
     type=click.Choice(READ_FORMATS),
@@ -168,6 +179,8 @@ def read_fields_command(
     as_json: bool,
     limit: int | None,
     offset: int,
+    char_offset: int,
+    max_tokens: int | None,
     format_name: str,
 ) -> None:
     """Print the values at PATH... of a cached execution.
@@ -180,8 +193,11 @@ def read_fields_command(
       result[0]["content-type"]  a key that is not a plain name
       '$..title'                 JSONPath (also filters: result[?(@.state=='open')].title)
 
-    A path that resolves to nothing prints null and says why. Exit code 0 when at least one
-    PATH found a value, 1 when none did (or the execution cannot be read).
+    A path that resolves to nothing prints null and says why (--json: under "_missing").
+    The answer stays under a token budget (--max-tokens): past it a list pages, a long string
+    is cut and a large dict shows its structure; a "# PATH: ... read on:" line (--json:
+    "_more") gives the exact command for the rest. Exit code 0 when at least one PATH found
+    a value, 1 when none did (or the execution cannot be read).
     """
     # The console script reads plain read-fields calls without click (cli.entry); both print
     # through read_fields_output, so the two paths cannot drift apart.
@@ -189,7 +205,15 @@ def read_fields_command(
         raise click.UsageError(f"--json prints JSON; it cannot be combined with --format {format_name}.")
     cache_dir = ctx.find_root().params.get("cache_dir")
     args = ReadFieldsArgs(
-        execution_id, list(paths), as_json=as_json, limit=limit, offset=offset, cache_dir=cache_dir, format=format_name
+        execution_id,
+        list(paths),
+        as_json=as_json,
+        limit=limit,
+        offset=offset,
+        cache_dir=cache_dir,
+        format=format_name,
+        char_offset=char_offset,
+        max_tokens=max_tokens,
     )
     output = read_fields_output(args)
     if output.stdout:

@@ -15,7 +15,14 @@ import json
 from collections.abc import Callable, Mapping
 from typing import Annotated, Any, Literal
 
-from pflow_structure.mcp.tools import DELETE_DESCRIPTION, SET_DESCRIPTION
+from pflow_structure.mcp.tools import (
+    CHAR_OFFSET_DESCRIPTION,
+    DELETE_DESCRIPTION,
+    MAX_TOKENS_DESCRIPTION,
+    OFFSET_DESCRIPTION,
+    SET_DESCRIPTION,
+    ReadPaging,
+)
 from pflow_structure.render.fields_text import READ_FORMAT_DESCRIPTION
 from pflow_structure.settings import Settings
 
@@ -77,24 +84,25 @@ def build_server(settings: Settings | None = None, *, host: str = "127.0.0.1") -
             ),
         ],
         limit: Annotated[int | None, Field(description="Most items returned per [*] or JSONPath path.", ge=0)] = None,
-        offset: Annotated[int, Field(description="Items to skip first, for paging [*] paths.", ge=0)] = 0,
+        offset: Annotated[int, Field(description=OFFSET_DESCRIPTION, ge=0)] = 0,
         format: Annotated[ReadFormat, Field(description=READ_FORMAT_DESCRIPTION)] = "json",
+        char_offset: Annotated[int, Field(description=CHAR_OFFSET_DESCRIPTION, ge=0)] = 0,
+        max_tokens: Annotated[int | None, Field(description=MAX_TOKENS_DESCRIPTION, ge=1)] = None,
     ) -> CallToolResult:
-        """Read the values at chosen paths of an execution: {path: value}; null where a path finds nothing.
+        """Read the values at chosen paths of an execution: {path: value}; null where a path finds nothing,
+        and _missing says why and what is near. An answer stays under a token budget: past it a list pages,
+        a long string is cut, a large dict gives its structure; _more gives the exact arguments that read on.
 
         format="auto" answers in fewer tokens: a path: line per path, lists and dicts under it in
         the smallest format that reads back as the same value (several [*] paths over one list
         become one table, a column each)."""
-        from pflow_structure.service import read_fields as read
-
+        paging = ReadPaging(limit, offset, char_offset, max_tokens)
         if format != "json":
             text_answer: CallToolResult = await answer_read_text(
-                execution_id, list(field_paths), format, limit, offset, settings
+                execution_id, list(field_paths), format, paging, settings
             )
             return text_answer
-        answer: CallToolResult = await answer_from(
-            lambda: read(execution_id, list(field_paths), limit=limit, offset=offset, settings=settings)
-        )
+        answer: CallToolResult = await answer_read_json(execution_id, list(field_paths), paging, settings)
         return answer
 
     async def list_nodes(
@@ -174,17 +182,40 @@ async def answer_read_fields(arguments: dict[str, Any], settings: Settings) -> d
     from pflow_structure.errors import ParameterError
     from pflow_structure.mcp.compat import to_dict
     from pflow_structure.mcp.tools import read_arguments
-    from pflow_structure.service import read_fields
 
     try:
-        execution_id, paths, limit, offset = read_arguments(arguments)
+        execution_id, paths, paging = read_arguments(arguments)
     except ParameterError as exc:
         return to_dict(error_result(exc))
     format_name = arguments.get("format") or "json"
     if format_name != "json":  # the service refuses a name that is not in READ_FORMATS
-        return to_dict(await answer_read_text(execution_id, paths, format_name, limit, offset, settings))
-    answer = await answer_from(lambda: read_fields(execution_id, paths, limit=limit, offset=offset, settings=settings))
-    return to_dict(answer)
+        return to_dict(await answer_read_text(execution_id, paths, format_name, paging, settings))
+    return to_dict(await answer_read_json(execution_id, paths, paging, settings))
+
+
+async def answer_read_json(
+    execution_id: str, field_paths: list[str], paging: ReadPaging, settings: Settings | None
+) -> Any:
+    """``read_fields`` as JSON: the values within the budget, with ``_missing`` and ``_more``; isError
+    when no path found anything (as ``read-fields`` exits 1)."""
+    from pflow_structure.mcp.compat import tool_result
+    from pflow_structure.service.answers import read_fields_answer
+
+    failed, answer = await _run_service(
+        lambda: read_fields_answer(
+            execution_id,
+            field_paths,
+            limit=paging.limit,
+            offset=paging.offset,
+            char_offset=paging.char_offset,
+            max_tokens=paging.max_tokens,
+            settings=settings,
+        )
+    )
+    if failed is not None:
+        return failed
+    text = compact_json(answer.value)
+    return tool_result(json.loads(text), text, is_error=not answer.found)
 
 
 async def answer_edit(arguments: Mapping[str, Any], settings: Settings | None) -> Any:
@@ -216,27 +247,28 @@ async def resolved_or_error(
 
 
 async def answer_read_text(
-    execution_id: str,
-    field_paths: list[str],
-    format_name: str,
-    limit: int | None,
-    offset: int,
-    settings: Settings | None,
+    execution_id: str, field_paths: list[str], format_name: str, paging: ReadPaging, settings: Settings | None
 ) -> Any:
     """``read_fields`` in a text format: the text as the one block (no structuredContent, which would
     repeat every value as JSON), notes about values shown as JSON after it."""
     from pflow_structure.mcp.compat import tool_result
-    from pflow_structure.service import read_fields_text
+    from pflow_structure.service.answers import read_fields_text_call
 
     failed, answer = await _run_service(
-        lambda: read_fields_text(
-            execution_id, field_paths, format_name, limit=limit, offset=offset, offset_hint="offset", settings=settings
+        lambda: read_fields_text_call(
+            execution_id,
+            field_paths,
+            format_name,
+            limit=paging.limit,
+            offset=paging.offset,
+            char_offset=paging.char_offset,
+            max_tokens=paging.max_tokens,
+            settings=settings,
         )
     )
     if failed is not None:
         return failed
-    text, notes = answer
-    return tool_result(None, "\n".join([text, *notes]))
+    return tool_result(None, "\n".join([answer.text, *answer.notes]), is_error=not answer.found)
 
 
 async def answer_with_context(call: Callable[[], dict[str, Any]]) -> Any:
