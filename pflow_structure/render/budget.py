@@ -81,7 +81,7 @@ def fit_values(
             fitted.values[path] = value
             continue
         cut = _Cutter(path, paging, count, totals.get(path), list(where.get(path, ())))
-        kept, more = cut.fit(value, shares[path])
+        kept, more = cut.fit(value, shares[path], alone=len(values) == 1)
         if kept is not _ABSENT:
             fitted.values[path] = kept
         fitted.more[path] = more
@@ -111,8 +111,8 @@ class _Cutter:
     ) -> None:
         self.path, self.paging, self.count, self.total, self.where = path, paging, count, total, where
 
-    def fit(self, value: Any, share: int) -> tuple[Any, dict[str, Any]]:
-        if share < MIN_SHARE:
+    def fit(self, value: Any, share: int, *, alone: bool) -> tuple[Any, dict[str, Any]]:
+        if share < MIN_SHARE and not alone:  # alone, a path always gets a part: every read moves on
             shown = "not shown: the budget is shared by the other paths; read this path alone"
             return _ABSENT, {"shown": shown, "next": self.call([self.path])}
         if self.total is not None and isinstance(value, list):
@@ -186,31 +186,31 @@ class _Cutter:
         return text[:low], more
 
     def structure(self, value: Any, share: int, path: str) -> dict[str, Any]:
-        """A dict too large: its structure (as far as it fits) and the paths of its keys to read."""
+        """A dict too large: the paths of its keys to read (first: they are what reads on), then its
+        structure as far as it still fits."""
         from pflow_structure.structure import infer_structure
 
         base = self.where[0] if self.where else None
-        inferred = infer_structure({"_": value}, max_paths=200).structure
-        structure: dict[str, Any] = {}
-        used = 20
-        for name, info in inferred.items():
-            full = path + name[1:]
-            cost = measure(self.count, compact({full: info})) + 1
-            if used + cost > share // 2:
-                break
-            structure[full] = info
-            used += cost
-        children = []
+        children: list[str] = []
+        used = 40  # the entry's own words
         if isinstance(value, dict) and base is not None:
             for key in value:
                 child = format_path([*base, key])
                 used += measure(self.count, compact(child)) + 1
-                if used > share:
+                if used > share and children:
                     break
                 children.append(child)
-        size = len(value) if isinstance(value, (dict, list)) else 0
+        structure: dict[str, Any] = {}
+        for name, info in infer_structure({"_": value}, max_paths=200).structure.items():
+            full = path + name[1:]
+            used += measure(self.count, compact({full: info})) + 1
+            if used > share:
+                break
+            structure[full] = info
+        size = len(value) if isinstance(value, dict) else 0
+        listed = "" if len(children) == size else f"; next reads the first {len(children)}: raise max_tokens for all"
         more: dict[str, Any] = {
-            "shown": f"too large to show ({size} keys): its structure, then read the paths you need",
+            "shown": f"too large to show ({size} keys{listed}): its structure, then read the paths you need",
             "structure": structure,
         }
         if children:
