@@ -101,7 +101,7 @@ def test_a_long_string_is_cut_with_its_length_and_the_char_offset_that_reads_on(
     shown = len(answer["result.text"])
     assert more["shown"] == f"characters 0-{shown - 1} of 10000"
     assert more["next"] == {"execution_id": run["execution_id"], "field_paths": ["result.text"], "char_offset": shown}
-    assert tokens(answer) <= 300
+    assert tokens(answer) <= 200
 
 
 def test_a_dict_too_large_answers_with_its_structure_and_its_keys_to_read() -> None:
@@ -153,3 +153,31 @@ def test_pages_together_are_the_value_byte_for_byte(value: Any, budget: int) -> 
     whole = read_all(service_reader(budget, answers), {"execution_id": run["execution_id"], "field_paths": ["result"]})
     assert format_json(whole, compact=True) == format_json(value, compact=True)
     assert all(tokens(answer) <= budget for answer in answers)
+
+
+def test_a_tool_that_has_its_own_fields_argument_gets_the_prefixed_one_and_says_so() -> None:
+    from pflow_structure.mcp.proxy.selection import take_fields, with_fields_argument
+
+    tool = {"name": "q", "description": "Query.", "inputSchema": {"type": "object", "properties": {"_fields": {}}}}
+    listed = with_fields_argument(tool)
+    assert set(listed["inputSchema"]["properties"]) == {"_fields", "_pflow_structure_fields"}
+    assert listed["description"] == "Query. (_pflow_structure_fields: pflow-structure's _fields.)"
+    sent, paths = take_fields({"_fields": "theirs", "_pflow_structure_fields": ["a"]}, tool["inputSchema"])
+    assert (sent, paths) == ({"_fields": "theirs"}, ["a"])
+
+
+def test_registry_run_with_fields_answers_values_the_execution_id_and_the_rest_line() -> None:
+    from pflow_structure.service import registry_run
+
+    path = str(EXAMPLES_DATA / "github_issues.json")
+    answer = registry_run("read-json", {"path": path}, fields=["result[*].number"], max_tokens=200)
+    execution_id = answer["execution_id"]
+    values = answer["values"]
+    shown = len(values["result[*].number"])
+    assert values["result[*].number"] == list(range(150, 150 - shown, -1))
+    assert values["_more"]["result[*].number"]["next"] == {
+        "execution_id": execution_id,
+        "field_paths": ["result[*].number"],
+        "offset": shown,
+    }
+    assert tokens(answer) <= 200

@@ -119,3 +119,67 @@ def test_through_the_proxy_every_read_of_the_issues_fits_8000_tokens_and_the_pag
     sizes = [count_tokens(format_json(answer, compact=True)) for answer in answers]
     assert max(sizes) <= 8000
     assert count_tokens(format_json(first_all, compact=True)) <= 8000
+
+
+def test_a_proxied_read_text_file_with_fields_answers_the_numbers_in_one_call() -> None:
+    numbers = [issue["number"] for issue in json.loads((EXAMPLES_DATA / "github_issues.json").read_text())]
+
+    async def work(client: Any) -> Any:
+        arguments = {"path": ISSUES, "_fields": ["result[*].number"]}
+        return plain(await client.call_tool("read_text_file", arguments))
+
+    answer = proxied_filesystem(work)
+    assert answer["isError"] is False
+    (text,) = texts(answer)
+    value = json.loads(text)
+    execution_id = value["execution_id"]
+    assert value == {
+        "execution_id": execution_id,
+        "node_type": "mcp:read_text_file",
+        "values": {"result[*].number": numbers},
+        "rest": f"The whole output is cached as {execution_id}: read_fields with that execution_id reads any "
+        f'other path, "${{{execution_id}:PATH}}" passes a value on unread.',
+    }
+    assert count_tokens(text) < 400
+
+
+def test_a_proxied_call_with_a_field_that_misses_says_why_and_brings_the_structure() -> None:
+    async def work(client: Any) -> Any:
+        arguments = {"path": ISSUES, "_fields": ["result[0].titel"]}
+        return plain(await client.call_tool("read_text_file", arguments))
+
+    answer = proxied_filesystem(work)
+    value = json.loads(texts(answer)[0])
+    assert answer["isError"] is True
+    assert value["values"] == {"result[0].titel": None, "_missing": {"result[0].titel": TYPO}}
+    assert value["structure"]["result[0].title"] == {"type": "str", "avg_length": 41}
+
+
+def test_every_proxied_tool_offers_fields_in_a_few_tokens() -> None:
+    from pflow_structure.mcp.proxy.selection import FIELDS_ARGUMENT_DESCRIPTION
+
+    async def work(client: Any) -> Any:
+        return [plain(tool) for tool in (await client.list_tools()).tools]
+
+    tools = {tool["name"]: tool for tool in proxied_filesystem(work)}
+    assert tools["read_text_file"]["inputSchema"]["properties"]["_fields"] == {
+        "type": "array",
+        "items": {"type": "string"},
+        "description": FIELDS_ARGUMENT_DESCRIPTION,
+    }
+    assert "_fields" not in tools["read_fields"]["inputSchema"]["properties"]
+    assert count_tokens(FIELDS_ARGUMENT_DESCRIPTION) <= 15
+    added = '"_fields":' + format_json(tools["read_text_file"]["inputSchema"]["properties"]["_fields"], compact=True)
+    assert count_tokens(added) <= 30
+
+
+def test_serve_registry_run_with_fields_answers_the_values_and_no_structure() -> None:
+    async def work(client: Any) -> Any:
+        arguments = {"node_type": "read-json", "parameters": {"path": ISSUES}, "fields": ["result[0].title"]}
+        return plain(await client.call_tool("registry_run", arguments))
+
+    answer = serve_session(work)
+    assert answer["isError"] is False
+    value = answer["structuredContent"]
+    assert value["values"] == {"result[0].title": "Different results from Betamax vs Requests"}
+    assert set(value) == {"execution_id", "node_type", "values", "rest"}

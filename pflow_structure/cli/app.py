@@ -58,6 +58,14 @@ _JSON_NUMBER = re.compile(r"-?(?:0|[1-9][0-9]*)(?:\.[0-9]+)?(?:[eE][+-]?[0-9]+)?
     is_flag=True,
     help="One full template path per line, as pflow prints them (${result[0].title}), instead of the indented tree.",
 )
+@click.option(
+    "--field",
+    "fields",
+    multiple=True,
+    metavar="PATH",
+    help="Print the values at PATH (repeatable; any read-fields path) instead of the structure.",
+)
+@click.option("--max-tokens", type=click.IntRange(min=1), help="Most o200k tokens in the answer [default 8000].")
 @click.pass_context
 @_fails_cleanly
 def run(
@@ -68,6 +76,8 @@ def run(
     max_paths: int | None,
     all_fields: bool,
     flat: bool,
+    fields: Sequence[str],
+    max_tokens: int | None,
 ) -> None:
     """Run NODE and print the structure of its output and an execution id.
 
@@ -78,11 +88,14 @@ def run(
     fields shows the ones that matter most (PFLOW_STRUCTURE_FILTER: auto, llm,
     heuristic, off); --all-fields lists all, and read-fields reads any path either way.
     Paths print as a tree: an indented line extends the path above it (result, then
-    [0].title, is result[0].title); --flat prints each path in full.
+    [0].title, is result[0].title); --flat prints each path in full. --field PATH prints
+    the values at PATH instead, in the same call (a path that misses says why and brings
+    the structure); the rest stays cached. Answers stay under --max-tokens.
 
     \b
     Example:
       pflow-structure run read-json path=examples/data/github_issues.json
+      pflow-structure run read-json path=examples/data/github_issues.json --field 'result[*].number'
       pflow-structure run shell command='gh api repos/o/r/issues'
     """
     from pflow_structure.render.structure_text import render_structure_text
@@ -92,7 +105,15 @@ def run(
     settings = _settings(ctx)
     if max_paths:
         settings = settings.replace(max_paths=max_paths)
-    result = registry_run(node, parameters, settings=settings, all_fields=all_fields)
+    chosen = list(fields) if fields else None
+    result = registry_run(
+        node, parameters, settings=settings, all_fields=all_fields, fields=chosen, max_tokens=max_tokens
+    )
+    if chosen is not None:
+        from pflow_structure.service.answers import fields_found, fields_text
+
+        _echo_json(result) if as_json else _echo_text(fields_text(result))
+        ctx.exit(0 if fields_found(result) else 1)
     if as_json:
         _echo_json(result)
     else:

@@ -18,6 +18,7 @@ from typing import Annotated, Any, Literal
 from pflow_structure.mcp.tools import (
     CHAR_OFFSET_DESCRIPTION,
     DELETE_DESCRIPTION,
+    FIELDS_DESCRIPTION,
     MAX_TOKENS_DESCRIPTION,
     OFFSET_DESCRIPTION,
     SET_DESCRIPTION,
@@ -59,19 +60,27 @@ def build_server(settings: Settings | None = None, *, host: str = "127.0.0.1") -
             bool,
             Field(description="List every field. By default a structure of more than 50 fields shows the useful ones."),
         ] = False,
+        fields: Annotated[list[str] | None, Field(description=FIELDS_DESCRIPTION)] = None,
+        max_tokens: Annotated[int | None, Field(description=MAX_TOKENS_DESCRIPTION, ge=1)] = None,
     ) -> CallToolResult:
         """Run a node and get its execution_id and the structure of its output, not the values.
 
         The structure maps template paths (result[0].title; [0] stands for every list item) to
         their type and statistics. When a large structure is filtered, hidden names each object's
         keys that are not shown (OBJECT.NAME reads back too). Read values afterwards with read_fields.
-        A parameter "${execution_id:path}" passes a cached value on unread.
+        A parameter "${execution_id:path}" passes a cached value on unread. With fields (paths, as
+        read_fields takes them) the answer is their values instead of the structure, in the same call.
         """
         from pflow_structure.service import registry_run as run
 
-        answer: CallToolResult = await answer_from(
-            lambda: run(node_type, parameters or {}, settings=settings, all_fields=all_fields)
-        )
+        def call() -> Any:
+            chosen = None if fields is None else list(fields)
+            return run(
+                node_type, parameters or {}, settings=settings, all_fields=all_fields, fields=chosen,
+                max_tokens=max_tokens,
+            )  # fmt: skip
+
+        answer: CallToolResult = await answer_from(call, found=None if fields is None else _fields_found)
         return answer
 
     async def read_fields(
@@ -166,15 +175,23 @@ def build_server(settings: Settings | None = None, *, host: str = "127.0.0.1") -
     return server
 
 
-async def answer_from(call: Callable[[], Any]) -> Any:
-    """Run a service call off the event loop; our errors become isError results with the CLI's words."""
+def _fields_found(answer: Any) -> bool:
+    from pflow_structure.service.answers import fields_found
+
+    return fields_found(answer)
+
+
+async def answer_from(call: Callable[[], Any], found: Callable[[Any], bool] | None = None) -> Any:
+    """Run a service call off the event loop; our errors become isError results with the CLI's words,
+    and so does an answer for which ``found`` says nothing was found."""
     from pflow_structure.mcp.compat import tool_result
 
     failed, value = await _run_service(call)
     if failed is not None:
         return failed
     text = compact_json(value)
-    return tool_result(json.loads(text), text)  # structuredContent from the same JSON: bytes as base64
+    is_error = found is not None and not found(value)
+    return tool_result(json.loads(text), text, is_error=is_error)  # structuredContent from the same JSON
 
 
 async def answer_read_fields(arguments: dict[str, Any], settings: Settings) -> dict[str, Any]:

@@ -62,6 +62,10 @@ READ_TOOL_DESCRIPTION = (
 )
 OFFSET_DESCRIPTION = "Items to skip first, for paging [*] paths (and a plain list read on as PATH[*])."
 CHAR_OFFSET_DESCRIPTION = "Characters to skip first in a path that names one long string (as _more says)."
+FIELDS_DESCRIPTION = (
+    "Paths to answer with, as read_fields takes them (e.g. ['result[*].number']): their values instead of the "
+    "structure, in this call; the rest stays cached."
+)
 MAX_TOKENS_DESCRIPTION = "Most o200k tokens in the answer (default 8000, PFLOW_STRUCTURE_ANSWER_BUDGET)."
 
 

@@ -24,8 +24,11 @@ def registry_run(
     settings: Settings | None = None,
     cache: CacheBackend | None = None,
     all_fields: bool = False,
+    fields: Sequence[str] | None = None,
+    max_tokens: int | None = None,
 ) -> dict[str, Any]:
-    """Run a node, cache what it wrote, and return its structure (no values).
+    """Run a node, cache what it wrote, and return its structure (no values); with ``fields``, the
+    values at those paths instead (:func:`pflow_structure.service.answers.fields_answer`).
 
     Returns the spec's dict: ``execution_id``, ``node_type``, ``structure``,
     ``field_count``, ``original_field_count``, ``filtered``; plus ``omitted_paths`` when
@@ -46,7 +49,12 @@ def registry_run(
     resolved = resolve_arguments(params, settings=settings, cache=cache)
     _preload_llm(settings, all_fields)
     outputs = run_node(node_type, resolved)
-    return store_outputs(node_type, params, outputs, settings=settings, cache=cache, all_fields=all_fields)
+    described = store_outputs(node_type, params, outputs, settings=settings, cache=cache, all_fields=all_fields)
+    if fields is None:
+        return described  # the structure (its budget: settings.max_paths)
+    from pflow_structure.service.answers import fields_answer
+
+    return fields_answer(described, fields, max_tokens=max_tokens, settings=settings, cache=cache)
 
 
 def _preload_llm(settings: Settings, all_fields: bool) -> None:
@@ -375,70 +383,17 @@ def read_fields_text(
     or a compact format (``auto``, ``outline``, ``lines``, ``table``, ``toon``) for each list
     or dict value, under its path. A value that does not fit the format is shown as JSON and
     a note says so; a path that finds nothing gives a note with the reason. ``max_items``
-    shows at most that many items of a ``[*]`` path (the rest are counted in a comment).
+    shows at most that many items of a ``[*]`` path (the rest are counted in a comment). The text
+    stays within the answer budget (:func:`pflow_structure.service.answers.read_fields_text_call`).
     """
-    _check_read_format(format_name)
-    settings = settings or Settings.from_env()
-    readout = read_fields_detailed(execution_id, field_paths, limit=limit, offset=offset, settings=settings)
-    return readout_text(
-        readout, format_name, offset=offset, max_items=max_items, offset_hint=offset_hint, settings=settings
-    )
+    from pflow_structure.service.answers import read_fields_text_call
 
-
-def _check_read_format(format_name: str) -> None:
-    from pflow_structure.render.fields_text import READ_FORMATS
-
-    if format_name not in READ_FORMATS:
-        raise ParameterError(f"format must be one of {', '.join(READ_FORMATS)}, not {format_name!r}")
-
-
-def readout_text(
-    readout: FieldReadout,
-    format_name: str = "text",
-    *,
-    offset: int = 0,
-    max_items: int | None = None,
-    offset_hint: str = "--offset",
-    settings: Settings | None = None,
-) -> tuple[str, list[str]]:
-    """What :func:`read_fields_text` prints for a readout already read: ``(text, notes)``."""
-    from pflow_structure.render.output_text import format_json
-
-    _check_read_format(format_name)
-    settings = settings or Settings.from_env()
-    if format_name == "json":
-        return format_json(readout.values), [f"note: {reason}" for reason in readout.errors.values()]
-    from pflow_structure.render.fields_text import render_fields_text
-
-    notes: list[str] = []
-    render = None if format_name == "text" else _value_renderer(format_name, settings, notes)
-    text = render_fields_text(
-        readout.values,
-        readout.errors,
-        readout.totals,
-        offset=offset,
-        max_items=max_items,
-        missing=readout.missing,
-        render=render,
-        offset_hint=offset_hint,
-    )
-    return text, notes
-
-
-def _value_renderer(format_name: str, settings: Settings, notes: list[str]) -> Any:
-    """value -> text in ``format_name``; a value that does not fit is shown as JSON, with a note."""
-    from pflow_structure.errors import NotRepresentable
-    from pflow_structure.render.auto import render_named
-    from pflow_structure.render.output_text import format_json
-
-    def render(value: Any) -> str:
-        try:
-            return render_named(value, format_name, operation="read-fields", failure_log=settings.failure_log)
-        except NotRepresentable as exc:
-            notes.append(f"note: a value cannot be shown as {format_name} ({exc}); shown as JSON")
-            return format_json(value, compact=True)
-
-    return render
+    style = "cli" if offset_hint == "--offset" else "tool"
+    answer = read_fields_text_call(
+        execution_id, field_paths, format_name, limit=limit, offset=offset, max_items=max_items, style=style,
+        settings=settings,
+    )  # fmt: skip
+    return answer.text, answer.notes
 
 
 def list_nodes() -> list[dict[str, str]]:

@@ -141,8 +141,6 @@ def read_fields_text_answer(
     line per cut names the call that reads on (``style`` "tool": the tool's arguments as JSON;
     "cli": the ``read-fields`` command line). Notes (to stderr on the command line) count too.
     """
-    from pflow_structure.service import readout_text
-
     hint = _hint_word(style)
     text, notes = readout_text(
         readout, format_name, offset=paging.offset, max_items=max_items, offset_hint=hint, settings=settings
@@ -175,7 +173,7 @@ def _fitted_text(
     style: str,
     settings: Settings,
 ) -> tuple[str, list[str]]:
-    from pflow_structure.service import FieldReadout, readout_text
+    from pflow_structure.service import FieldReadout
 
     values = {
         path: fitted.values.get(path) for path in readout.values if path in fitted.values or path in readout.errors
@@ -235,7 +233,7 @@ def read_fields_text_call(
 ) -> TextAnswer:
     """Read and answer in ``format_name`` (``json`` too, as :func:`read_fields_answer` with notes) within the budget."""
     from pflow_structure.render.output_text import format_json
-    from pflow_structure.service import _check_read_format, read_fields_detailed
+    from pflow_structure.service import read_fields_detailed
     from pflow_structure.settings import Settings
 
     _check_read_format(format_name)
@@ -253,3 +251,141 @@ def read_fields_text_call(
         readout, format_name, budget=budget, paging=paging, max_items=max_items, style=style, settings=settings
     )
     return TextAnswer(text, notes, found)
+
+
+def _check_read_format(format_name: str) -> None:
+    from pflow_structure.render.fields_text import READ_FORMATS
+
+    if format_name not in READ_FORMATS:
+        raise ParameterError(f"format must be one of {', '.join(READ_FORMATS)}, not {format_name!r}")
+
+
+def readout_text(
+    readout: FieldReadout,
+    format_name: str = "text",
+    *,
+    offset: int = 0,
+    max_items: int | None = None,
+    offset_hint: str = "--offset",
+    settings: Settings | None = None,
+) -> tuple[str, list[str]]:
+    """What :func:`read_fields_text` prints for a readout already read: ``(text, notes)``."""
+    from pflow_structure.render.output_text import format_json
+    from pflow_structure.settings import Settings
+
+    _check_read_format(format_name)
+    settings = settings or Settings.from_env()
+    if format_name == "json":
+        return format_json(readout.values), [f"note: {reason}" for reason in readout.errors.values()]
+    from pflow_structure.render.fields_text import render_fields_text
+
+    notes: list[str] = []
+    render = None if format_name == "text" else _value_renderer(format_name, settings, notes)
+    text = render_fields_text(
+        readout.values,
+        readout.errors,
+        readout.totals,
+        offset=offset,
+        max_items=max_items,
+        missing=readout.missing,
+        render=render,
+        offset_hint=offset_hint,
+    )
+    return text, notes
+
+
+def _value_renderer(format_name: str, settings: Settings, notes: list[str]) -> Any:
+    """value -> text in ``format_name``; a value that does not fit is shown as JSON, with a note."""
+    from pflow_structure.errors import NotRepresentable
+    from pflow_structure.render.auto import render_named
+    from pflow_structure.render.output_text import format_json
+
+    def render(value: Any) -> str:
+        try:
+            return render_named(value, format_name, operation="read-fields", failure_log=settings.failure_log)
+        except NotRepresentable as exc:
+            notes.append(f"note: a value cannot be shown as {format_name} ({exc}); shown as JSON")
+            return format_json(value, compact=True)
+
+    return render
+
+
+REST_LINE = (
+    "The whole output is cached as {execution_id}: read_fields with that execution_id reads any other path, "
+    '"${{{execution_id}:PATH}}" passes a value on unread.'
+)
+
+
+def fields_answer(
+    described: dict[str, Any],
+    fields: Sequence[str],
+    *,
+    max_tokens: int | None = None,
+    settings: Settings,
+    cache: CacheBackend | None = None,
+) -> dict[str, Any]:
+    """The answer of a run with ``fields``: the values at those paths instead of the structure.
+
+    ``{"execution_id", "node_type", "values": <read_fields' answer dict>, "rest": <one line>}``;
+    when a path misses, ``structure`` (the usual view) comes too, so the misses can be corrected.
+    Within the answer budget: the structure first (cut to half the budget), the values in the rest.
+    """
+    from pflow_structure.render.budget import MORE_KEY
+
+    budget = answer_budget(max_tokens, settings)
+    execution_id = described["execution_id"]
+    head: dict[str, Any] = {"execution_id": execution_id, "node_type": described["node_type"]}
+    rest = REST_LINE.format(execution_id=execution_id)
+    readout = _read(execution_id, fields, settings, cache)
+    extra: dict[str, Any] = {}
+    if readout.errors:
+        extra["structure"] = _structure_within(described["structure"], budget // 2)
+    overhead = _counter()(compact({**head, **extra, "rest": rest})) + 10
+    values = answer_from_readout(readout, max(budget - overhead, 1), paging_of(readout, 0, None, 0)).value
+    if MORE_KEY in values:  # the values were cut: the note names the call's budget, not their share
+        values["_note"] = CUT_NOTE.format(budget=budget)
+    return {**head, "values": values, **extra, "rest": rest}
+
+
+def _read(execution_id: str, fields: Sequence[str], settings: Settings, cache: CacheBackend | None) -> FieldReadout:
+    from pflow_structure.service import read_fields_detailed
+
+    return read_fields_detailed(execution_id, list(fields), settings=settings, cache=cache)
+
+
+def _structure_within(structure: dict[str, Any], budget: int) -> dict[str, Any]:
+    """The first paths of ``structure`` that fit ``budget`` tokens."""
+    if len(compact(structure).encode("utf-8")) <= budget:
+        return structure
+    count, kept, used = _counter(), {}, 0
+    for path, info in structure.items():
+        used += count(compact({path: info}))
+        if used > budget:
+            break
+        kept[path] = info
+    return kept
+
+
+def fields_found(answer: dict[str, Any]) -> bool:
+    """Whether any path of a ``fields`` answer found a value."""
+    values = answer.get("values", {})
+    missing = values.get("_missing", {})
+    return any(path not in missing for path in values if not path.startswith("_"))
+
+
+def fields_text(answer: dict[str, Any]) -> str:
+    """A ``fields`` answer as the command line prints it: a ``path: JSON`` line per path (a miss with its
+    reason), a line per cut with the arguments that read on, the structure when a path missed, the rest line."""
+    from pflow_structure.render.budget import MISSING_KEY, MORE_KEY
+    from pflow_structure.render.fields_text import render_fields_text
+
+    values = answer["values"]
+    shown = {path: value for path, value in values.items() if not path.startswith("_")}
+    lines = [render_fields_text(shown, values.get(MISSING_KEY), max_items=None)]
+    lines += [f"# {path}: {more['shown']}{_read_on(more, 'cli')}" for path, more in values.get(MORE_KEY, {}).items()]
+    if "structure" in answer:
+        lines.append("Structure (to correct the paths that missed):")
+        lines += [f"  {path}: {compact(info)}" for path, info in answer["structure"].items()]
+    execution_id = answer["execution_id"]
+    lines.append(f"Cached as {execution_id}: pflow-structure read-fields {execution_id} PATH reads any other path.")
+    return "\n".join(line for line in lines if line)

@@ -34,8 +34,10 @@ from typing import TYPE_CHECKING, Any
 
 import anyio
 
+from pflow_structure.errors import ParameterError
 from pflow_structure.mcp.proxy.downstream import DEFAULT_START_TIMEOUT, Downstream, DownstreamError, Session
 from pflow_structure.mcp.proxy.remote import Upstream
+from pflow_structure.mcp.proxy.selection import take_fields, with_fields_argument
 from pflow_structure.mcp.proxy.shaping import DEFAULT_BUDGET, tool_schemas
 from pflow_structure.mcp.tools import (
     EDIT_TOOL,
@@ -294,7 +296,10 @@ class Proxy:
                 return answer
             listing = answer["result"]
         self.schemas.update(tool_schemas(listing))
-        tools = [{k: v for k, v in tool.items() if k != "outputSchema"} for tool in listing.get("tools", [])]
+        tools = [
+            with_fields_argument({k: v for k, v in tool.items() if k != "outputSchema"})
+            for tool in listing.get("tools", [])
+        ]
         if not params.get("cursor"):
             tools.append(
                 {"name": self.read_tool, "description": READ_TOOL_DESCRIPTION, "inputSchema": READ_TOOL_SCHEMA}
@@ -316,10 +321,14 @@ class Proxy:
             await self._choose_read_tool()
         if name in (self.read_tool, self.edit_tool):
             return _result(request["id"], await self._answer_ours(str(name), arguments))
+        try:
+            arguments, fields = take_fields(arguments, self.schemas.get(str(name)))  # _fields is ours
+        except ParameterError as exc:
+            return _result(request["id"], _tool_error(f"Error: {exc}"))
         sent, failed = await self._resolve(str(name), arguments)  # ${exec-ID:PATH}, before the server sees it
         if failed is not None:
             return _result(request["id"], to_dict(failed))
-        if sent is not arguments:
+        if sent is not arguments or fields is not None:
             request = {**request, "params": {**params, "arguments": sent}}
         try:
             answer = await self._forward(request)
@@ -330,7 +339,7 @@ class Proxy:
             return answer
         result = answer["result"]
         try:
-            shaped = await anyio.to_thread.run_sync(self._shape, str(name), arguments, result)
+            shaped = await anyio.to_thread.run_sync(self._shape, str(name), arguments, result, fields)
             reply = answer if shaped.kind == "passed" else _result(request["id"], shaped.result)
             encode(reply)  # it must reach the client: it has to encode
         except Exception as exc:
@@ -364,12 +373,16 @@ class Proxy:
                 await self._choose_read_tool()  # lists every page of tools, with their input schemas
         return await resolved_or_error(arguments, self.schemas.get(name), self.settings)
 
-    def _shape(self, tool: str, arguments: dict[str, Any], result: dict[str, Any]) -> Any:
-        from pflow_structure.mcp.proxy.shaping import shape_and_store
+    def _shape(self, tool: str, arguments: dict[str, Any], result: dict[str, Any], fields: list[str] | None) -> Any:
+        from pflow_structure.mcp.proxy.selection import fields_result
+        from pflow_structure.mcp.proxy.shaping import Shaped, shape_and_store
 
-        return shape_and_store(
-            tool, arguments, result, settings=self.settings, budget=self.budget, read_tool=self.read_tool
-        )
+        selected = None if fields is None else fields_result(tool, arguments, result, fields, self.settings)
+        if selected is not None:
+            return Shaped(selected, "fields", 0, 0)
+        # Shown inline up to the inline threshold, and never past the answer budget.
+        inline = min(self.budget, self.settings.answer_budget)
+        return shape_and_store(tool, arguments, result, settings=self.settings, budget=inline, read_tool=self.read_tool)
 
     def _log(self, tool: str, input_bytes: int, error: BaseException | str, *, stage: str) -> None:
         from pflow_structure.render.failure_log import append_failure, failure_record
