@@ -123,7 +123,9 @@ def test_the_tool_list_is_the_downstreams_plus_read_fields(tree: Path) -> None:
     assert [tool["name"] for tool in proxied] == [tool["name"] for tool in direct] + ["read_fields", "edit_fields"]
     for ours, theirs in zip(proxied, direct, strict=False):
         assert ours["description"] == theirs["description"]
-        assert ours["inputSchema"] == theirs["inputSchema"]
+        # The one argument the proxy adds to every tool: _fields (issue 28).
+        properties = {**theirs["inputSchema"]["properties"], "_fields": ours["inputSchema"]["properties"]["_fields"]}
+        assert ours["inputSchema"] == {**theirs["inputSchema"], "properties": properties}
         assert "outputSchema" in theirs and "outputSchema" not in ours  # a structure answer would not match it
     read_tool, edit_tool = proxied[-2:]
     assert read_tool["inputSchema"]["required"] == ["execution_id", "field_paths"]
