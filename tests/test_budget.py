@@ -181,3 +181,19 @@ def test_registry_run_with_fields_answers_values_the_execution_id_and_the_rest_l
         "offset": shown,
     }
     assert tokens(answer) <= 200
+
+
+def test_a_structure_past_the_budget_lists_the_first_paths_and_says_how_many_more() -> None:
+    from pflow_structure.service import read_fields, registry_run
+
+    path = str(EXAMPLES_DATA / "github_issues.json")
+    whole = registry_run("read-json", {"path": path}, all_fields=True)
+    cut = registry_run("read-json", {"path": path}, all_fields=True, max_tokens=400)
+    assert tokens(cut) <= 400
+    kept = list(cut["structure"])
+    assert kept == list(whole["structure"])[: len(kept)]
+    left_out = len(whole["structure"]) - len(kept)
+    assert cut["warnings"][-1] == (
+        f"{left_out} more paths not shown to stay under 400 tokens: read a parent path, or raise max_tokens"
+    )
+    assert None not in read_fields(cut["execution_id"], kept[:5]).values()

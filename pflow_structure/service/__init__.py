@@ -50,9 +50,10 @@ def registry_run(
     _preload_llm(settings, all_fields)
     outputs = run_node(node_type, resolved)
     described = store_outputs(node_type, params, outputs, settings=settings, cache=cache, all_fields=all_fields)
+    from pflow_structure.service.answers import answer_budget, fields_answer, structure_within_budget
+
     if fields is None:
-        return described  # the structure (its budget: settings.max_paths)
-    from pflow_structure.service.answers import fields_answer
+        return structure_within_budget(described, answer_budget(max_tokens, settings))
 
     return fields_answer(described, fields, max_tokens=max_tokens, settings=settings, cache=cache)
 

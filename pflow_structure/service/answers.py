@@ -389,3 +389,27 @@ def fields_text(answer: dict[str, Any]) -> str:
     execution_id = answer["execution_id"]
     lines.append(f"Cached as {execution_id}: pflow-structure read-fields {execution_id} PATH reads any other path.")
     return "\n".join(line for line in lines if line)
+
+
+STRUCTURE_CUT = "{count} more paths not shown to stay under {budget:,} tokens: read a parent path, or raise max_tokens"
+
+
+def structure_within_budget(described: dict[str, Any], budget: int) -> dict[str, Any]:
+    """A structure answer (``registry_run``'s, ``edit_fields``') of at most ``budget`` tokens: past it, the
+    last paths are left out and a warning says how many; every path shown still reads back."""
+    if len(compact(described).encode("utf-8")) <= budget:
+        return described
+    count = _counter()
+    structure = described.get("structure") or {}
+    rest = {key: value for key, value in described.items() if key != "structure"}
+    used = count(compact(rest)) + count(STRUCTURE_CUT) + 10
+    kept: dict[str, Any] = {}
+    for path, info in structure.items():
+        used += count(compact({path: info}))
+        if used > budget:
+            break
+        kept[path] = info
+    if len(kept) == len(structure):
+        return described
+    note = STRUCTURE_CUT.format(count=len(structure) - len(kept), budget=budget)
+    return {**described, "structure": kept, "warnings": [*described.get("warnings", []), note]}
