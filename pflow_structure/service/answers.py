@@ -22,7 +22,7 @@ from pflow_structure.render.budget import compact
 if TYPE_CHECKING:
     from pflow_structure.cache.backend import CacheBackend
     from pflow_structure.render.budget import Fitted, Paging
-    from pflow_structure.service import FieldReadout
+    from pflow_structure.service.reading import FieldReadout
     from pflow_structure.settings import Settings
 
 CUT_NOTE = "Answer kept under {budget:,} tokens: each _more entry gives the arguments (next) that read on."
@@ -57,7 +57,7 @@ def read_fields_answer(
     cache: CacheBackend | None = None,
 ) -> Answer:
     """The values at ``field_paths`` within the budget, with ``_missing`` and ``_more`` (module docstring)."""
-    from pflow_structure.service import read_fields_detailed
+    from pflow_structure.service.reading import read_fields_detailed
     from pflow_structure.settings import Settings
 
     settings = settings or Settings.from_env()
@@ -173,7 +173,7 @@ def _fitted_text(
     style: str,
     settings: Settings,
 ) -> tuple[str, list[str]]:
-    from pflow_structure.service import FieldReadout
+    from pflow_structure.service.reading import FieldReadout
 
     values = {
         path: fitted.values.get(path) for path in readout.values if path in fitted.values or path in readout.errors
@@ -233,7 +233,7 @@ def read_fields_text_call(
 ) -> TextAnswer:
     """Read and answer in ``format_name`` (``json`` too, as :func:`read_fields_answer` with notes) within the budget."""
     from pflow_structure.render.output_text import format_json
-    from pflow_structure.service import read_fields_detailed
+    from pflow_structure.service.reading import read_fields_detailed
     from pflow_structure.settings import Settings
 
     _check_read_format(format_name)
@@ -348,7 +348,7 @@ def fields_answer(
 
 
 def _read(execution_id: str, fields: Sequence[str], settings: Settings, cache: CacheBackend | None) -> FieldReadout:
-    from pflow_structure.service import read_fields_detailed
+    from pflow_structure.service.reading import read_fields_detailed
 
     return read_fields_detailed(execution_id, list(fields), settings=settings, cache=cache)
 
