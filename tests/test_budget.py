@@ -30,16 +30,14 @@ def read_all(read: Read, arguments: dict[str, Any]) -> Any:
     if "structure" in more:
         children = more["next"]["field_paths"]
         return {parse_path(child)[-1]: read_all(read, {**more["next"], "field_paths": [child]}) for child in children}
+    if more["shown"].startswith("item "):  # one item larger than the share: by its own path, then the list on
+        return [read_all(read, more["next"])] + (read_all(read, more["then"]) if "then" in more else [])
     if path not in answer:  # not shown beside the others: read alone
         return read_all(read, more["next"])
     shown = answer[path]
     if isinstance(shown, str):
         return shown + read_all(read, more["next"])
-    items = list(shown)
-    if not items:  # one item larger than the share: by its own path, then the list on
-        items.append(read_all(read, more["next"]))
-        return items + (read_all(read, more["then"]) if "then" in more else [])
-    return items + read_all(read, more["next"])
+    return list(shown) + read_all(read, more["next"])
 
 
 def service_reader(max_tokens: int, answers: list[dict[str, Any]]) -> Read:

@@ -143,7 +143,7 @@ class _Cutter:
         if shown:
             next_page = self.call([next_path], offset=end, limit=rest)
             return shown, {"shown": f"items {start}-{end - 1} of {total}", "next": next_page}
-        return shown, self._item_too_large(items, start, total, next_path, rest)
+        return _ABSENT, self._item_too_large(items, start, total, next_path, rest)
 
     def _item_too_large(
         self, items: list[Any], start: int, total: int, next_path: str, rest: int | None

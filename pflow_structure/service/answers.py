@@ -94,7 +94,8 @@ def answer_from_readout(readout: FieldReadout, budget: int, paging: Paging) -> A
         if over <= 0:
             return Answer(answer, found)
         room -= over + 20 * len(fitted.more)  # what the _more entries took, and a margin
-    return Answer(_assemble(readout, fit_readout(readout, 0, paging), missing, budget), found)
+    # The least it can say: each part as small as it goes, and no _note (the paths alone may be long).
+    return Answer(_assemble(readout, fit_readout(readout, 0, paging), missing, 0), found)
 
 
 def _assemble(readout: FieldReadout, fitted: Fitted, missing: dict[str, Any], budget: int) -> dict[str, Any]:
@@ -107,7 +108,8 @@ def _assemble(readout: FieldReadout, fitted: Fitted, missing: dict[str, Any], bu
     answer.update(missing)
     if fitted.more:
         answer[MORE_KEY] = fitted.more
-        answer[NOTE_KEY] = CUT_NOTE.format(budget=budget)
+        if budget:
+            answer[NOTE_KEY] = CUT_NOTE.format(budget=budget)
     return answer
 
 
