@@ -60,7 +60,8 @@ MAX_TOOL_PAGES = 100
 INSTRUCTIONS = (
     "Answers from this server come through pflow-structure: a result too large to show comes back as an "
     "execution_id and its structure (template paths such as result[0].name with types and counts); call "
-    "{read_tool} with that execution_id and only the paths you need."
+    "{read_tool} with that execution_id and only the paths you need. When you know the paths already, pass "
+    "_fields to any tool to get their values in the same call."
 )
 
 
