@@ -75,10 +75,11 @@ def build_server(settings: Settings | None = None, *, host: str = "127.0.0.1") -
 
         def call() -> Any:
             chosen = None if fields is None else list(fields)
+            # An agent's answer is always bounded, all_fields included (the Python API leaves that to the caller).
+            budget = max_tokens if max_tokens is not None else (settings or Settings.from_env()).answer_budget
             return run(
-                node_type, parameters or {}, settings=settings, all_fields=all_fields, fields=chosen,
-                max_tokens=max_tokens,
-            )  # fmt: skip
+                node_type, parameters or {}, settings=settings, all_fields=all_fields, fields=chosen, max_tokens=budget
+            )
 
         answer: CallToolResult = await answer_from(call, found=None if fields is None else _fields_found)
         return answer

@@ -28,7 +28,8 @@ def registry_run(
     max_tokens: int | None = None,
 ) -> dict[str, Any]:
     """Run a node, cache what it wrote, and return its structure (no values); with ``fields``, the
-    values at those paths instead (:func:`pflow_structure.service.answers.fields_answer`).
+    values at those paths instead (:func:`pflow_structure.service.answers.fields_answer`). The answer
+    stays under ``max_tokens`` (else the answer budget); with ``all_fields`` only an explicit ``max_tokens`` bounds it.
 
     Returns the spec's dict: ``execution_id``, ``node_type``, ``structure``,
     ``field_count``, ``original_field_count``, ``filtered``; plus ``omitted_paths`` when
@@ -52,8 +53,9 @@ def registry_run(
     described = store_outputs(node_type, params, outputs, settings=settings, cache=cache, all_fields=all_fields)
     from pflow_structure.service.answers import answer_budget, fields_answer, structure_within_budget
 
-    if fields is None:
-        return structure_within_budget(described, answer_budget(max_tokens, settings))
+    if fields is None:  # all_fields asks for every path: bounded only by an explicit max_tokens
+        bounded = max_tokens is not None or not all_fields
+        return structure_within_budget(described, answer_budget(max_tokens, settings)) if bounded else described
 
     return fields_answer(described, fields, max_tokens=max_tokens, settings=settings, cache=cache)
 
