@@ -195,3 +195,37 @@ def test_a_structure_past_the_budget_lists_the_first_paths_and_says_how_many_mor
         f"{left_out} more paths not shown to stay under 400 tokens: read a parent path, or raise max_tokens"
     )
     assert None not in read_fields(cut["execution_id"], kept[:5]).values()
+
+
+def test_read_fields_on_the_command_line_ends_with_the_command_that_reads_on() -> None:
+    from tests.test_cli import invoke, run_issues
+
+    execution_id = run_issues()
+    body = json.loads((EXAMPLES_DATA / "github_issues.json").read_text())[0]["body"]
+    outcome = invoke("read-fields", execution_id, "result[0].body", "--max-tokens", "300")
+    assert outcome.exit_code == 0
+    shown = json.loads(outcome.stdout.split("\n")[0].removeprefix("result[0].body: "))
+    assert 100 < len(shown) < len(body) and body.startswith(shown)
+    assert outcome.stdout.split("\n")[1] == (
+        f"# result[0].body: characters 0-{len(shown) - 1} of {len(body)}; read on: pflow-structure read-fields "
+        f"{execution_id} 'result[0].body' --char-offset {len(shown)}"
+    )
+    rest = invoke("read-fields", execution_id, "result[0].body", "--char-offset", str(len(shown)), "--json")
+    assert json.loads(rest.stdout)["result[0].body"] == body[len(shown) :]
+
+
+def test_run_with_field_prints_the_values_and_exits_1_when_every_field_misses() -> None:
+    from tests.test_cli import invoke
+
+    path = f"path={EXAMPLES_DATA / 'github_issues.json'}"
+    found = invoke("run", "read-json", path, "--field", "result[0].number", "--field", "result[0].state")
+    lines = found.stdout.split("\n")
+    assert (found.exit_code, lines[:2]) == (0, ["result[0].number: 150", 'result[0].state: "closed"'])
+    assert lines[2].startswith("Cached as exec-") and lines[2].endswith(" PATH reads any other path.")
+    missed = invoke("run", "read-json", path, "--field", "result[0].titel", "--json")
+    assert missed.exit_code == 1
+    answer = json.loads(missed.stdout)
+    assert answer["values"]["_missing"] == {
+        "result[0].titel": "result[0].titel: no key 'titel' here. Did you mean result[0].title, result[0].state?"
+    }
+    assert "result[0].title" in answer["structure"]
