@@ -229,3 +229,22 @@ def test_run_with_field_prints_the_values_and_exits_1_when_every_field_misses() 
         "result[0].titel": "result[0].titel: no key 'titel' here. Did you mean result[0].title, result[0].state?"
     }
     assert "result[0].title" in answer["structure"]
+
+
+def test_the_answer_budget_comes_from_the_environment_and_a_bad_value_is_refused() -> None:
+    import pytest
+
+    from pflow_structure.errors import ParameterError
+    from pflow_structure.settings import Settings
+
+    assert Settings.from_env({}).answer_budget == 8000
+    import os
+
+    settings = Settings.from_env({**os.environ, "PFLOW_STRUCTURE_ANSWER_BUDGET": "500"})
+    answer = read_fields_answer(issues_run(), ["result"], settings=settings).value
+    assert tokens(answer) <= 500
+    assert answer["_note"].startswith("Answer kept under 500 tokens")
+    with pytest.raises(ParameterError, match="PFLOW_STRUCTURE_ANSWER_BUDGET='lots' is not a number"):
+        Settings.from_env({"PFLOW_STRUCTURE_ANSWER_BUDGET": "lots"})
+    with pytest.raises(ParameterError, match="max_tokens must be a whole number of at least 1, not 0"):
+        read_fields_answer(issues_run(), ["result"], max_tokens=0)
