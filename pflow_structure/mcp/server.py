@@ -32,7 +32,10 @@ INSTRUCTIONS = (
     "workflow with one line each; then describe_nodes with the few you chose gives their full interfaces "
     "(inputs, outputs with their nested structure, parameters). Call registry_run to run a node: you get an "
     "execution_id and the structure of its output (template paths such as result[0].title with types, counts "
-    "and lengths), never the values. Then call read_fields with the execution_id and only the paths you need."
+    "and lengths), never the values. Then call read_fields with the execution_id and only the paths you need. "
+    "When you know the paths already, registry_run(..., fields=[paths]) answers their values in the same call. "
+    "Every answer stays under a token budget; _more gives the exact arguments for the rest, _missing why a path "
+    "found nothing."
 )
 
 
