@@ -77,7 +77,7 @@ def fit_values(
     shares = fair_shares(costs, budget)
     fitted = Fitted({}, {})
     for path, value in values.items():
-        if costs[path] <= shares[path]:
+        if costs[path] <= shares[path] or costs[path] <= MIN_SHARE:  # whole is cheaper than saying how to read it
             fitted.values[path] = value
             continue
         cut = _Cutter(path, paging, count, totals.get(path), list(where.get(path, ())))
@@ -114,7 +114,7 @@ class _Cutter:
     def fit(self, value: Any, share: int, *, alone: bool) -> tuple[Any, dict[str, Any]]:
         if share < MIN_SHARE and not alone:  # alone, a path always gets a part: every read moves on
             shown = "not shown: the budget is shared by the other paths; read this path alone"
-            return _ABSENT, {"shown": shown, "next": self.call([self.path])}
+            return _ABSENT, {"shown": shown, "next": self.call([self.path], **self._same_place(value))}
         if self.total is not None and isinstance(value, list):
             return self.page(value, share, self.paging.offset, self.total, self.path)
         if isinstance(value, list):
@@ -122,6 +122,12 @@ class _Cutter:
         if isinstance(value, str):
             return self.cut_string(value, share)
         return _ABSENT, self.structure(value, share, self.path)
+
+    def _same_place(self, value: Any) -> dict[str, int | None]:
+        """The paging arguments that read this path's value from where this call read it."""
+        if self.total is not None:
+            return {"offset": self.paging.offset or None, "limit": self.paging.limit}
+        return {"char_offset": self.paging.char_offset or None} if isinstance(value, str) else {}
 
     def call(self, paths: list[str], **paging: int | None) -> dict[str, Any]:
         arguments: dict[str, Any] = {"execution_id": self.paging.execution_id, "field_paths": paths}

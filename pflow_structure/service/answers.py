@@ -26,7 +26,7 @@ if TYPE_CHECKING:
     from pflow_structure.settings import Settings
 
 CUT_NOTE = "Answer kept under {budget:,} tokens: each _more entry gives the arguments (next) that read on."
-MAX_RETRIES = 4
+MAX_RETRIES = 6
 
 
 class Answer(NamedTuple):
@@ -93,7 +93,7 @@ def answer_from_readout(readout: FieldReadout, budget: int, paging: Paging) -> A
         over = count(compact(answer)) - budget
         if over <= 0:
             return Answer(answer, found)
-        room -= over + 20 * len(fitted.more)  # what the _more entries took, and a margin
+        room -= over + 5  # what the _more entries took past the room, and a margin
     # The least it can say: each part as small as it goes, and no _note (the paths alone may be long).
     return Answer(_assemble(readout, fit_readout(readout, 0, paging), missing, 0), found)
 
