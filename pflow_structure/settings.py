@@ -17,6 +17,8 @@ variable                            meaning                                  def
                                     (from its client or a stdio server)
 ``PFLOW_STRUCTURE_WANT_MODEL``      ``wordllama``: embeddings help ``want``  unset: names only
                                     (pip install 'pflow-structure[want]')
+``PFLOW_STRUCTURE_ANSWER_BUDGET``   most o200k tokens in one answer          8000
+                                    (read_fields, fields, run; pages past it)
 ==================================  =======================================  ==============
 """
 
@@ -49,6 +51,8 @@ ENV_WORKFLOWS_DIR = "PFLOW_STRUCTURE_WORKFLOWS_DIR"
 ENV_PFLOW_REGISTRY = "PFLOW_STRUCTURE_PFLOW_REGISTRY"
 ENV_MAX_REFERENCE_SIZE = "PFLOW_STRUCTURE_MAX_REFERENCE_SIZE"
 ENV_MAX_MESSAGE_SIZE = "PFLOW_STRUCTURE_MAX_MESSAGE_SIZE"
+ENV_ANSWER_BUDGET = "PFLOW_STRUCTURE_ANSWER_BUDGET"
+DEFAULT_ANSWER_BUDGET = 8000  # o200k tokens: under Claude Code's 10,000 warning and Codex's ~10 KiB
 DEFAULT_MAX_MESSAGE_BYTES = 256 * 1024**2
 ENV_FILTER = "PFLOW_STRUCTURE_FILTER"
 ENV_FILTER_THRESHOLD = "PFLOW_STRUCTURE_FILTER_THRESHOLD"
@@ -68,6 +72,7 @@ _FIELDS = (
     "pflow_registry",
     "cache_url",
     "max_reference_bytes",
+    "answer_budget",
 )
 _UNITS = {"": 1, "b": 1, "kb": 1024, "mb": 1024**2, "gb": 1024**3, "tb": 1024**4}
 
@@ -80,6 +85,7 @@ class Settings:
     """
 
     __slots__ = (
+        "answer_budget",
         "cache_dir",
         "cache_url",
         "failure_log",
@@ -104,6 +110,7 @@ class Settings:
         pflow_registry: Path | None = None,
         cache_url: str | None = None,
         max_reference_bytes: int = DEFAULT_MAX_REFERENCE_BYTES,
+        answer_budget: int = DEFAULT_ANSWER_BUDGET,
     ) -> None:
         self.cache_dir = Path(cache_dir) if cache_dir is not None else default_cache_dir()
         self.ttl_hours = ttl_hours
@@ -115,8 +122,9 @@ class Settings:
         self.pflow_registry = Path(pflow_registry) if pflow_registry is not None else default_pflow_registry()
         self.cache_url = cache_url or None
         self.max_reference_bytes = max_reference_bytes
+        self.answer_budget = answer_budget  # most o200k tokens in one answer (render/budget.py)
 
-    def _fields(self) -> tuple[Path, float, int, int, Path, FilterOptions, Path, Path, str | None, int]:
+    def _fields(self) -> tuple[Path, float, int, int, Path, FilterOptions, Path, Path, str | None, int, int]:
         return (
             self.cache_dir,
             self.ttl_hours,
@@ -128,6 +136,7 @@ class Settings:
             self.pflow_registry,
             self.cache_url,
             self.max_reference_bytes,
+            self.answer_budget,
         )
 
     def filter_options(self) -> FilterOptions:
@@ -163,7 +172,7 @@ class Settings:
             f"failure_log={self.failure_log!r}, filtering={self.filtering!r}, "
             f"workflows_dir={self.workflows_dir!r}, pflow_registry={self.pflow_registry!r}, "
             f"cache_url={redact_url(self.cache_url) if self.cache_url else None!r}, "
-            f"max_reference_bytes={self.max_reference_bytes!r})"
+            f"max_reference_bytes={self.max_reference_bytes!r}, answer_budget={self.answer_budget!r})"
         )
 
     @classmethod
@@ -188,6 +197,7 @@ class Settings:
             max_reference_bytes=parse_size(env[ENV_MAX_REFERENCE_SIZE], ENV_MAX_REFERENCE_SIZE)
             if env.get(ENV_MAX_REFERENCE_SIZE)
             else base.max_reference_bytes,
+            answer_budget=_whole_number(env, ENV_ANSWER_BUDGET, base.answer_budget),
         )
 
     @staticmethod

@@ -532,7 +532,12 @@ def test_read_fields_json_prints_the_values_dict_and_notes_on_stderr() -> None:
     execution_id = run_issues()
     outcome = invoke("read-fields", execution_id, "result[0].number", "result[0].titel", "--json")
     assert outcome.exit_code == 0
-    assert json.loads(outcome.stdout) == {"result[0].number": ISSUE_NUMBERS[0], "result[0].titel": None}
+    reason = "result[0].titel: no key 'titel' here. Did you mean result[0].title, result[0].state?"
+    assert json.loads(outcome.stdout) == {
+        "result[0].number": ISSUE_NUMBERS[0],
+        "result[0].titel": None,
+        "_missing": {"result[0].titel": reason},
+    }
     assert outcome.stderr == (
         "note: result[0].titel: no key 'titel' here. Did you mean result[0].title, result[0].state?\n"
     )

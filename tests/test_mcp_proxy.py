@@ -123,9 +123,11 @@ def test_the_tool_list_is_the_downstreams_plus_read_fields(tree: Path) -> None:
     assert [tool["name"] for tool in proxied] == [tool["name"] for tool in direct] + ["read_fields", "edit_fields"]
     for ours, theirs in zip(proxied, direct, strict=False):
         assert ours["description"] == theirs["description"]
-        mine = ours["inputSchema"]["properties"].pop("_want")  # the one thing we add (issue 28)
-        assert mine["type"] == "string"
-        assert ours["inputSchema"] == theirs["inputSchema"]
+        # What the proxy adds to every tool: _want and _fields (issue 28).
+        added = {key: ours["inputSchema"]["properties"][key] for key in ("_want", "_fields")}
+        assert added["_want"]["type"] == "string"
+        properties = {**theirs["inputSchema"]["properties"], **added}
+        assert ours["inputSchema"] == {**theirs["inputSchema"], "properties": properties}
         assert "outputSchema" in theirs and "outputSchema" not in ours  # a structure answer would not match it
     read_tool, edit_tool = proxied[-2:]
     assert read_tool["inputSchema"]["required"] == ["execution_id", "field_paths"]
@@ -144,7 +146,8 @@ def test_a_directory_tree_of_2050_entries_comes_back_as_structure_and_reads_back
         answer = plain(await client.call_tool("directory_tree", {"path": str(tree)}))
         execution_id = cached_id(answer)
         paths = ["result", "result[*].name", "result[3].children[39].name"]
-        read = plain(await client.call_tool("read_fields", {"execution_id": execution_id, "field_paths": paths}))
+        arguments = {"execution_id": execution_id, "field_paths": paths, "max_tokens": 100_000}  # all at once
+        read = plain(await client.call_tool("read_fields", arguments))
         return answer, read
 
     direct = in_session(command, direct_call)
@@ -226,7 +229,8 @@ def test_read_graph_of_500_entities_is_cached_and_readable(tmp_path: Path) -> No
         graph = plain(await client.call_tool("read_graph", {}))
         execution_id = cached_id(graph)
         paths = ["result.entities[*].name", "result.entities[499].observations", "result.relations"]
-        read = plain(await client.call_tool("read_fields", {"execution_id": execution_id, "field_paths": paths}))
+        arguments = {"execution_id": execution_id, "field_paths": paths, "max_tokens": 100_000}  # all at once
+        read = plain(await client.call_tool("read_fields", arguments))
         columns = ["result.entities[*].name", "result.entities[*].entityType"]
         arguments = {"execution_id": execution_id, "field_paths": columns, "limit": 3, "format": "auto"}
         table = plain(await client.call_tool("read_fields", arguments))
@@ -289,7 +293,11 @@ def test_concurrent_calls_each_get_their_own_answer() -> None:
         answers = [plain(answer) for answer in await asyncio.gather(*calls)]
         ids = [cached_id(answer) for answer in answers[:3]]
         reads = [
-            plain(await client.call_tool("read_fields", {"execution_id": eid, "field_paths": ["result"]}))
+            plain(
+                await client.call_tool(
+                    "read_fields", {"execution_id": eid, "field_paths": ["result"], "max_tokens": 50_000}
+                )
+            )
             for eid in ids
         ]
         return answers, reads

@@ -66,6 +66,14 @@ _JSON_NUMBER = re.compile(r"-?(?:0|[1-9][0-9]*)(?:\.[0-9]+)?(?:[eE][+-]?[0-9]+)?
     help='Plain words for what you need ("who wrote each issue, is it open"): the fields they name come first, '
     "in a smaller view.",
 )
+@click.option(
+    "--field",
+    "fields",
+    multiple=True,
+    metavar="PATH",
+    help="Print the values at PATH (repeatable; any read-fields path) instead of the structure.",
+)
+@click.option("--max-tokens", type=click.IntRange(min=1), help="Most o200k tokens in the answer [default 8000].")
 @click.pass_context
 @fails_cleanly
 def run(
@@ -77,6 +85,8 @@ def run(
     all_fields: bool,
     flat: bool,
     want: str | None,
+    fields: Sequence[str],
+    max_tokens: int | None,
 ) -> None:
     """Run NODE and print the structure of its output and an execution id.
 
@@ -89,11 +99,14 @@ def run(
     Paths print as a tree: an indented line extends the path above it (result, then
     [0].title, is result[0].title); --flat prints each path in full. --want "TEXT" lists
     first the fields whose names match the words, and a read-fields command for them.
+    --field PATH prints the values at PATH instead, in the same call (a path that misses
+    says why and brings the structure); the rest stays cached. Answers stay under --max-tokens.
 
     \b
     Example:
       pflow-structure run read-json path=examples/data/github_issues.json
       pflow-structure run read-json path=examples/data/github_issues.json --want "who opened each issue"
+      pflow-structure run read-json path=examples/data/github_issues.json --field 'result[*].number'
       pflow-structure run shell command='gh api repos/o/r/issues'
     """
     from pflow_structure.render.structure_text import render_structure_text
@@ -103,7 +116,15 @@ def run(
     settings = settings_for(ctx)
     if max_paths:
         settings = settings.replace(max_paths=max_paths)
-    result = registry_run(node, parameters, settings=settings, all_fields=all_fields, want=want)
+    chosen = list(fields) if fields else None
+    result = registry_run(
+        node, parameters, settings=settings, all_fields=all_fields, want=want, fields=chosen, max_tokens=max_tokens
+    )
+    if chosen is not None:
+        from pflow_structure.service.answers import fields_found, fields_text
+
+        echo_json(result) if as_json else echo_text(fields_text(result))
+        ctx.exit(0 if fields_found(result) else 1)
     if as_json:
         echo_json(result)
     else:
@@ -162,6 +183,17 @@ def _typed_value(raw: str) -> Any:
 @click.option("--limit", type=click.IntRange(min=0), help="Most items returned per wildcard or JSONPath path.")
 @click.option("--offset", type=click.IntRange(min=0), default=0, show_default=True, help="Items to skip first.")
 @click.option(
+    "--char-offset",
+    type=click.IntRange(min=0),
+    default=0,
+    help="Characters to skip first in a PATH that names one long string (the cut answer gives it).",
+)
+@click.option(
+    "--max-tokens",
+    type=click.IntRange(min=1),
+    help="Most o200k tokens in the answer [default: PFLOW_STRUCTURE_ANSWER_BUDGET, else 8000].",
+)
+@click.option(
     "--format",
     "format_name",
     type=click.Choice(READ_FORMATS),
@@ -179,6 +211,8 @@ def read_fields_command(
     as_json: bool,
     limit: int | None,
     offset: int,
+    char_offset: int,
+    max_tokens: int | None,
     format_name: str,
 ) -> None:
     """Print the values at PATH... of a cached execution.
@@ -191,8 +225,11 @@ def read_fields_command(
       result[0]["content-type"]  a key that is not a plain name
       '$..title'                 JSONPath (also filters: result[?(@.state=='open')].title)
 
-    A path that resolves to nothing prints null and says why. Exit code 0 when at least one
-    PATH found a value, 1 when none did (or the execution cannot be read).
+    A path that resolves to nothing prints null and says why (--json: under "_missing").
+    The answer stays under a token budget (--max-tokens): past it a list pages, a long string
+    is cut and a large dict shows its structure; a "# PATH: ... read on:" line (--json:
+    "_more") gives the exact command for the rest. Exit code 0 when at least one PATH found
+    a value, 1 when none did (or the execution cannot be read).
     """
     # The console script reads plain read-fields calls without click (cli.entry); both print
     # through read_fields_output, so the two paths cannot drift apart.
@@ -200,7 +237,15 @@ def read_fields_command(
         raise click.UsageError(f"--json prints JSON; it cannot be combined with --format {format_name}.")
     cache_dir = ctx.find_root().params.get("cache_dir")
     args = ReadFieldsArgs(
-        execution_id, list(paths), as_json=as_json, limit=limit, offset=offset, cache_dir=cache_dir, format=format_name
+        execution_id,
+        list(paths),
+        as_json=as_json,
+        limit=limit,
+        offset=offset,
+        cache_dir=cache_dir,
+        format=format_name,
+        char_offset=char_offset,
+        max_tokens=max_tokens,
     )
     output = read_fields_output(args)
     if output.stdout:

@@ -5,6 +5,7 @@ about as much as the rest of the command (40-70 ms here). This module reads the 
 of that one command itself::
 
     pflow-structure [--cache-dir DIR] read-fields ID [PATH...] [--json] [--limit N] [--offset N] [--format F]
+        [--char-offset N] [--max-tokens N]
 
 and hands everything else (help, any other command, anything unusual such as ``--``, a
 bad number or an unknown option) to the click CLI in :mod:`pflow_structure.cli`, which owns
@@ -84,7 +85,7 @@ def parse_read_fields(argv: Sequence[str]) -> ReadFieldsArgs | None:
         token = rest.pop(0)
         if token == "--json":
             options["as_json"] = True
-        elif token.split("=", 1)[0] in ("--limit", "--offset", "--format"):
+        elif token.split("=", 1)[0] in ("--limit", "--offset", "--format", "--char-offset", "--max-tokens"):
             name, equals, value = token.partition("=")
             if not equals:
                 if not rest:
@@ -97,7 +98,9 @@ def parse_read_fields(argv: Sequence[str]) -> ReadFieldsArgs | None:
                 continue
             if len(value) > 18 or not _NUMBER.fullmatch(value):
                 return None  # click words the usage error
-            options[name[2:]] = int(value)
+            if name == "--max-tokens" and int(value) < 1:
+                return None  # click words the usage error
+            options[name[2:].replace("-", "_")] = int(value)
         elif token.startswith("-") and token != "-":
             return None  # --help, --, an unknown option: click's business
         else:

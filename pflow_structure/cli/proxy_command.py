@@ -18,8 +18,9 @@ from pflow_structure.cli.common import CONTEXT_SETTINGS, fails_cleanly, main, se
     default=1000,
     show_default=True,
     envvar="PFLOW_STRUCTURE_PROXY_BUDGET",
-    help="Largest result shown as is, in o200k tokens [env PFLOW_STRUCTURE_PROXY_BUDGET]; larger ones are "
-    "cached and answered with their structure.",
+    help="Inline threshold: largest result shown as is, in o200k tokens [env PFLOW_STRUCTURE_PROXY_BUDGET]; "
+    "larger ones are cached and answered with their structure. Every answer also stays under the answer "
+    "budget (PFLOW_STRUCTURE_ANSWER_BUDGET, default 8000).",
 )
 @click.option(
     "--start-timeout",
@@ -79,7 +80,9 @@ def proxy(
     everything else (prompts, resources, progress, logging, list changes, sampling, roots,
     elicitation) passes through both ways. A result of at most --budget tokens comes back as
     is (JSON re-encoded compactly when smaller); a larger one is cached and answered with an
-    execution id and its structure. If shaping a result fails, the original comes back and a
+    execution id and its structure. Every tool also takes _fields (paths): then the answer is
+    the values at those paths, the rest cached. read_fields answers stay under the answer
+    budget, paging past it. If shaping a result fails, the original comes back and a
     line goes to the failure log (PFLOW_STRUCTURE_FAILURE_LOG, default
     ~/.pflow/logs/pflow-structure-failures.jsonl). In an MCP client's configuration:
 

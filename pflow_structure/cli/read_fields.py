@@ -24,6 +24,8 @@ class ReadFieldsArgs(NamedTuple):
     offset: int = 0
     cache_dir: str | None = None
     format: str = "text"
+    char_offset: int = 0
+    max_tokens: int | None = None
 
 
 class ReadFieldsOutput(NamedTuple):
@@ -40,17 +42,25 @@ class ReadFieldsOutput(NamedTuple):
 
 
 def read_fields_output(args: ReadFieldsArgs) -> ReadFieldsOutput:
-    """What ``read-fields`` prints: the text (or JSON) for stdout and notes for stderr."""
-    from pflow_structure.service import read_fields_detailed, readout_text
+    """What ``read-fields`` prints: the text (or JSON) for stdout and notes for stderr, within the
+    answer budget (``--max-tokens``, else ``PFLOW_STRUCTURE_ANSWER_BUDGET``)."""
+    from pflow_structure.service.answers import read_fields_text_call
     from pflow_structure.settings import Settings
 
     settings = Settings.from_env(cache_dir=args.cache_dir)
     format_name = "json" if args.as_json else args.format
-    readout = read_fields_detailed(
-        args.execution_id, args.paths, limit=args.limit, offset=args.offset, settings=settings
-    )
     # An explicit --limit is shown in full; without one, text shows the first 20 items.
     max_items = None if args.limit is not None else TEXT_MAX_ITEMS
-    stdout, notes = readout_text(readout, format_name, offset=args.offset, max_items=max_items, settings=settings)
-    resolved = any(path not in readout.errors for path in readout.values)
-    return ReadFieldsOutput(stdout, notes, resolved)
+    answer = read_fields_text_call(
+        args.execution_id,
+        args.paths,
+        format_name,
+        limit=args.limit,
+        offset=args.offset,
+        char_offset=args.char_offset,
+        max_tokens=args.max_tokens,
+        max_items=max_items,
+        style="cli",
+        settings=settings,
+    )
+    return ReadFieldsOutput(answer.text, answer.notes, answer.found)

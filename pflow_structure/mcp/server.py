@@ -15,7 +15,15 @@ import json
 from collections.abc import Callable, Mapping
 from typing import Annotated, Any, Literal
 
-from pflow_structure.mcp.tools import DELETE_DESCRIPTION, SET_DESCRIPTION
+from pflow_structure.mcp.tools import (
+    CHAR_OFFSET_DESCRIPTION,
+    DELETE_DESCRIPTION,
+    FIELDS_DESCRIPTION,
+    MAX_TOKENS_DESCRIPTION,
+    OFFSET_DESCRIPTION,
+    SET_DESCRIPTION,
+    ReadPaging,
+)
 from pflow_structure.render.fields_text import READ_FORMAT_DESCRIPTION
 from pflow_structure.settings import Settings
 
@@ -24,7 +32,10 @@ INSTRUCTIONS = (
     "workflow with one line each; then describe_nodes with the few you chose gives their full interfaces "
     "(inputs, outputs with their nested structure, parameters). Call registry_run to run a node: you get an "
     "execution_id and the structure of its output (template paths such as result[0].title with types, counts "
-    "and lengths), never the values. Then call read_fields with the execution_id and only the paths you need."
+    "and lengths), never the values. Then call read_fields with the execution_id and only the paths you need. "
+    "When you know the paths already, registry_run(..., fields=[paths]) answers their values in the same call. "
+    "Every answer stays under a token budget; _more gives the exact arguments for the rest, _missing why a path "
+    "found nothing."
 )
 
 
@@ -56,21 +67,29 @@ def build_server(settings: Settings | None = None, *, host: str = "127.0.0.1") -
             str | None,
             Field(description="Plain words for what you need; the fields they name come first (in wanted)."),
         ] = None,
+        fields: Annotated[list[str] | None, Field(description=FIELDS_DESCRIPTION)] = None,
+        max_tokens: Annotated[int | None, Field(description=MAX_TOKENS_DESCRIPTION, ge=1)] = None,
     ) -> CallToolResult:
         """Run a node and get its execution_id and the structure of its output, not the values.
 
         The structure maps template paths (result[0].title; [0] stands for every list item) to
         their type and statistics. When a large structure is filtered, hidden names each object's
         keys that are not shown (OBJECT.NAME reads back too). Read values afterwards with read_fields.
-        A parameter "${execution_id:path}" passes a cached value on unread.
+        A parameter "${execution_id:path}" passes a cached value on unread. With fields (paths, as
+        read_fields takes them) the answer is their values instead of the structure, in the same call.
         """
         from pflow_structure.mcp.compat import to_dict
         from pflow_structure.service.usage import CountedRun
 
         run = CountedRun(settings)  # registry_run, counting the output's tokens for `stats`
-        answer: CallToolResult = await answer_from(
-            lambda: run(node_type, parameters or {}, all_fields=all_fields, want=want)
-        )
+
+        def call() -> Any:
+            chosen = None if fields is None else list(fields)
+            # An agent's answer is always bounded, all_fields included (the Python API leaves that to the caller).
+            budget = max_tokens if max_tokens is not None else (settings or Settings.from_env()).answer_budget
+            return run(node_type, parameters or {}, all_fields=all_fields, want=want, fields=chosen, max_tokens=budget)
+
+        answer: CallToolResult = await answer_from(call, found=None if fields is None else _fields_found)
         await asyncio.to_thread(run.record, node_type, to_dict(answer))
         return answer
 
@@ -84,26 +103,26 @@ def build_server(settings: Settings | None = None, *, host: str = "127.0.0.1") -
             ),
         ],
         limit: Annotated[int | None, Field(description="Most items returned per [*] or JSONPath path.", ge=0)] = None,
-        offset: Annotated[int, Field(description="Items to skip first, for paging [*] paths.", ge=0)] = 0,
+        offset: Annotated[int, Field(description=OFFSET_DESCRIPTION, ge=0)] = 0,
         format: Annotated[ReadFormat, Field(description=READ_FORMAT_DESCRIPTION)] = "json",
+        char_offset: Annotated[int, Field(description=CHAR_OFFSET_DESCRIPTION, ge=0)] = 0,
+        max_tokens: Annotated[int | None, Field(description=MAX_TOKENS_DESCRIPTION, ge=1)] = None,
     ) -> CallToolResult:
-        """Read the values at chosen paths of an execution: {path: value}; null where a path finds nothing.
+        """Read the values at chosen paths of an execution: {path: value}; null where a path finds nothing,
+        and _missing says why and what is near. An answer stays under a token budget: past it a list pages,
+        a long string is cut, a large dict gives its structure; _more gives the exact arguments that read on.
 
         format="auto" answers in fewer tokens: a path: line per path, lists and dicts under it in
         the smallest format that reads back as the same value (several [*] paths over one list
         become one table, a column each)."""
         from pflow_structure.mcp.compat import to_dict
-        from pflow_structure.service import read_fields as read
         from pflow_structure.service.usage import record_read
 
+        paging = ReadPaging(limit, offset, char_offset, max_tokens)
         if format != "json":
-            answer: CallToolResult = await answer_read_text(
-                execution_id, list(field_paths), format, limit, offset, settings
-            )
+            answer: CallToolResult = await answer_read_text(execution_id, list(field_paths), format, paging, settings)
         else:
-            answer = await answer_from(
-                lambda: read(execution_id, list(field_paths), limit=limit, offset=offset, settings=settings)
-            )
+            answer = await answer_read_json(execution_id, list(field_paths), paging, settings)
         await asyncio.to_thread(record_read, settings, execution_id, to_dict(answer))
         return answer
 
@@ -172,15 +191,23 @@ def build_server(settings: Settings | None = None, *, host: str = "127.0.0.1") -
     return server
 
 
-async def answer_from(call: Callable[[], Any]) -> Any:
-    """Run a service call off the event loop; our errors become isError results with the CLI's words."""
+def _fields_found(answer: Any) -> bool:
+    from pflow_structure.service.answers import fields_found
+
+    return fields_found(answer)
+
+
+async def answer_from(call: Callable[[], Any], found: Callable[[Any], bool] | None = None) -> Any:
+    """Run a service call off the event loop; our errors become isError results with the CLI's words,
+    and so does an answer for which ``found`` says nothing was found."""
     from pflow_structure.mcp.compat import tool_result
 
     failed, value = await _run_service(call)
     if failed is not None:
         return failed
     text = compact_json(value)
-    return tool_result(json.loads(text), text)  # structuredContent from the same JSON: bytes as base64
+    is_error = found is not None and not found(value)
+    return tool_result(json.loads(text), text, is_error=is_error)  # structuredContent from the same JSON
 
 
 async def answer_read_fields(arguments: dict[str, Any], settings: Settings) -> dict[str, Any]:
@@ -188,17 +215,40 @@ async def answer_read_fields(arguments: dict[str, Any], settings: Settings) -> d
     from pflow_structure.errors import ParameterError
     from pflow_structure.mcp.compat import to_dict
     from pflow_structure.mcp.tools import read_arguments
-    from pflow_structure.service import read_fields
 
     try:
-        execution_id, paths, limit, offset = read_arguments(arguments)
+        execution_id, paths, paging = read_arguments(arguments)
     except ParameterError as exc:
         return to_dict(error_result(exc))
     format_name = arguments.get("format") or "json"
     if format_name != "json":  # the service refuses a name that is not in READ_FORMATS
-        return to_dict(await answer_read_text(execution_id, paths, format_name, limit, offset, settings))
-    answer = await answer_from(lambda: read_fields(execution_id, paths, limit=limit, offset=offset, settings=settings))
-    return to_dict(answer)
+        return to_dict(await answer_read_text(execution_id, paths, format_name, paging, settings))
+    return to_dict(await answer_read_json(execution_id, paths, paging, settings))
+
+
+async def answer_read_json(
+    execution_id: str, field_paths: list[str], paging: ReadPaging, settings: Settings | None
+) -> Any:
+    """``read_fields`` as JSON: the values within the budget, with ``_missing`` and ``_more``; isError
+    when no path found anything (as ``read-fields`` exits 1)."""
+    from pflow_structure.mcp.compat import tool_result
+    from pflow_structure.service.answers import read_fields_answer
+
+    failed, answer = await _run_service(
+        lambda: read_fields_answer(
+            execution_id,
+            field_paths,
+            limit=paging.limit,
+            offset=paging.offset,
+            char_offset=paging.char_offset,
+            max_tokens=paging.max_tokens,
+            settings=settings,
+        )
+    )
+    if failed is not None:
+        return failed
+    text = compact_json(answer.value)
+    return tool_result(json.loads(text), text, is_error=not answer.found)
 
 
 async def answer_edit(arguments: Mapping[str, Any], settings: Settings | None) -> Any:
@@ -230,27 +280,28 @@ async def resolved_or_error(
 
 
 async def answer_read_text(
-    execution_id: str,
-    field_paths: list[str],
-    format_name: str,
-    limit: int | None,
-    offset: int,
-    settings: Settings | None,
+    execution_id: str, field_paths: list[str], format_name: str, paging: ReadPaging, settings: Settings | None
 ) -> Any:
     """``read_fields`` in a text format: the text as the one block (no structuredContent, which would
     repeat every value as JSON), notes about values shown as JSON after it."""
     from pflow_structure.mcp.compat import tool_result
-    from pflow_structure.service import read_fields_text
+    from pflow_structure.service.answers import read_fields_text_call
 
     failed, answer = await _run_service(
-        lambda: read_fields_text(
-            execution_id, field_paths, format_name, limit=limit, offset=offset, offset_hint="offset", settings=settings
+        lambda: read_fields_text_call(
+            execution_id,
+            field_paths,
+            format_name,
+            limit=paging.limit,
+            offset=paging.offset,
+            char_offset=paging.char_offset,
+            max_tokens=paging.max_tokens,
+            settings=settings,
         )
     )
     if failed is not None:
         return failed
-    text, notes = answer
-    return tool_result(None, "\n".join([text, *notes]))
+    return tool_result(None, "\n".join([answer.text, *answer.notes]), is_error=not answer.found)
 
 
 async def answer_with_context(call: Callable[[], dict[str, Any]]) -> Any:

@@ -8,7 +8,7 @@ this module imports neither adapter.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, NamedTuple
 
 from pflow_structure.errors import ParameterError
 from pflow_structure.render.fields_text import READ_FORMAT_DESCRIPTION, READ_FORMATS
@@ -57,8 +57,27 @@ def edit_arguments(arguments: Mapping[str, Any]) -> tuple[str, dict[str, Any], l
 READ_TOOL_DESCRIPTION = (
     "Read values from a result the proxy cached because it was too large to show. Give the execution_id from "
     "that answer and the paths you need, as its structure lists them: {path: value}; null where a path finds "
-    'nothing. Pass values on unread: "${execution_id:path}" in any argument.'
+    "nothing, and _missing says why and what is near. Answers stay under a token budget: _more gives the exact "
+    'arguments for the rest. Pass values on unread: "${execution_id:path}" in any argument.'
 )
+OFFSET_DESCRIPTION = "Items to skip first, for paging [*] paths (and a plain list read on as PATH[*])."
+CHAR_OFFSET_DESCRIPTION = "Characters to skip first in a path that names one long string (as _more says)."
+FIELDS_DESCRIPTION = (
+    "Paths to answer with, as read_fields takes them (e.g. ['result[*].number']): their values instead of the "
+    "structure, in this call; the rest stays cached."
+)
+MAX_TOKENS_DESCRIPTION = "Most o200k tokens in the answer (default 8000, PFLOW_STRUCTURE_ANSWER_BUDGET)."
+
+
+class ReadPaging(NamedTuple):
+    """The paging arguments of one ``read_fields`` call."""
+
+    limit: int | None = None
+    offset: int = 0
+    char_offset: int = 0
+    max_tokens: int | None = None
+
+
 READ_TOOL_SCHEMA = {
     "type": "object",
     "properties": {
@@ -70,7 +89,9 @@ READ_TOOL_SCHEMA = {
             "negative indices, or JSONPath starting with $.",
         },
         "limit": {"type": "integer", "minimum": 0, "description": "Most items returned per [*] or JSONPath path."},
-        "offset": {"type": "integer", "minimum": 0, "description": "Items to skip first, for paging [*] paths."},
+        "offset": {"type": "integer", "minimum": 0, "description": OFFSET_DESCRIPTION},
+        "char_offset": {"type": "integer", "minimum": 0, "description": CHAR_OFFSET_DESCRIPTION},
+        "max_tokens": {"type": "integer", "minimum": 1, "description": MAX_TOKENS_DESCRIPTION},
         "format": {
             "type": "string",
             "enum": list(READ_FORMATS),
@@ -81,7 +102,7 @@ READ_TOOL_SCHEMA = {
 }
 
 
-def read_arguments(arguments: dict[str, Any]) -> tuple[str, list[str], int | None, int]:
+def read_arguments(arguments: dict[str, Any]) -> tuple[str, list[str], ReadPaging]:
     execution_id = arguments.get("execution_id")
     paths = arguments.get("field_paths")
     if not isinstance(execution_id, str) or not execution_id:
@@ -90,8 +111,10 @@ def read_arguments(arguments: dict[str, Any]) -> tuple[str, list[str], int | Non
         paths = [paths]
     if not isinstance(paths, list) or not all(isinstance(path, str) for path in paths):
         raise ParameterError('field_paths must be a list of paths, e.g. ["result[0].name"]')
-    limit, offset = arguments.get("limit"), arguments.get("offset", 0)
-    for label, number in (("limit", limit), ("offset", offset)):
-        if number is not None and (not isinstance(number, int) or isinstance(number, bool) or number < 0):
-            raise ParameterError(f"{label} must be a whole number of at least 0, not {number!r}")
-    return execution_id, paths, limit, offset or 0
+    numbers = {name: arguments.get(name) for name in ("limit", "offset", "char_offset", "max_tokens")}
+    for label, number in numbers.items():
+        least = 1 if label == "max_tokens" else 0
+        if number is not None and (not isinstance(number, int) or isinstance(number, bool) or number < least):
+            raise ParameterError(f"{label} must be a whole number of at least {least}, not {number!r}")
+    paging = ReadPaging(numbers["limit"], numbers["offset"] or 0, numbers["char_offset"] or 0, numbers["max_tokens"])
+    return execution_id, paths, paging

@@ -11,10 +11,9 @@ from collections.abc import Mapping, Sequence
 from typing import Any, NamedTuple
 
 from pflow_structure.cache.backend import CacheBackend, StoredExecutionLike
-from pflow_structure.cache.usage import note_read
-from pflow_structure.encoding.binary import restore_binary
-from pflow_structure.errors import NodeExecutionError, ParameterError, PathNotFoundError, PathSyntaxError
-from pflow_structure.paths import resolve
+from pflow_structure.errors import NodeExecutionError
+from pflow_structure.service.reading import FieldReadout as FieldReadout
+from pflow_structure.service.reading import read_fields_detailed as read_fields_detailed
 from pflow_structure.settings import Settings
 
 
@@ -26,8 +25,12 @@ def registry_run(
     cache: CacheBackend | None = None,
     all_fields: bool = False,
     want: str | None = None,
+    fields: Sequence[str] | None = None,
+    max_tokens: int | None = None,
 ) -> dict[str, Any]:
-    """Run a node, cache what it wrote, and return its structure (no values).
+    """Run a node, cache what it wrote, and return its structure (no values); with ``fields``, the
+    values at those paths instead (:func:`pflow_structure.service.answers.fields_answer`). The answer
+    stays under ``max_tokens`` (else the answer budget); with ``all_fields`` only an explicit ``max_tokens`` bounds it.
 
     Returns the spec's dict: ``execution_id``, ``node_type``, ``structure``,
     ``field_count``, ``original_field_count``, ``filtered``; plus ``omitted_paths`` when
@@ -49,7 +52,16 @@ def registry_run(
     resolved = resolve_arguments(params, settings=settings, cache=cache)
     _preload_llm(settings, all_fields)
     outputs = run_node(node_type, resolved)
-    return store_outputs(node_type, params, outputs, settings=settings, cache=cache, all_fields=all_fields, want=want)
+    described = store_outputs(
+        node_type, params, outputs, settings=settings, cache=cache, all_fields=all_fields, want=want
+    )
+    from pflow_structure.service.answers import answer_budget, fields_answer, structure_within_budget
+
+    if fields is None:  # all_fields asks for every path: bounded only by an explicit max_tokens
+        bounded = max_tokens is not None or not all_fields
+        return structure_within_budget(described, answer_budget(max_tokens, settings)) if bounded else described
+
+    return fields_answer(described, fields, max_tokens=max_tokens, settings=settings, cache=cache)
 
 
 def _preload_llm(settings: Settings, all_fields: bool) -> None:
@@ -281,17 +293,6 @@ def _summarise(notes: Sequence[str], execution_id: str) -> list[str]:
     return [*notes[:MAX_NOTES_SHOWN], f"... and {rest} more like these (all are in the cache entry {execution_id})"]
 
 
-class FieldReadout(NamedTuple):
-    """Values read from one execution, why some are None, totals for paged wildcards and
-    how many items of a wildcard lack the path."""
-
-    execution_id: str
-    values: dict[str, Any]
-    errors: dict[str, str]
-    totals: dict[str, int]
-    missing: dict[str, int]
-
-
 def read_fields(
     execution_id: str,
     field_paths: Sequence[str],
@@ -317,58 +318,6 @@ def read_fields(
     return readout.values
 
 
-def read_fields_detailed(
-    execution_id: str,
-    field_paths: Sequence[str],
-    *,
-    limit: int | None = None,
-    offset: int = 0,
-    settings: Settings | None = None,
-    cache: CacheBackend | None = None,
-) -> FieldReadout:
-    """Like :func:`read_fields`, and says why each ``None`` is ``None``."""
-    if isinstance(field_paths, (str, bytes)):
-        raise ParameterError(f"field_paths must be a list of paths, not one string; pass [{str(field_paths)[:80]!r}]")
-    if offset < 0 or (limit is not None and limit < 0):
-        raise ParameterError(f"offset ({offset}) and limit ({limit}) must not be negative")
-    if cache is None:
-        cache = (settings or Settings.from_env()).cache()
-    entry = _entry_for(cache, execution_id, field_paths, None if limit is None else (offset, limit))
-    note_read(execution_id, entry.node_type)  # for usage counts (pflow-structure stats)
-    readout = FieldReadout(execution_id, {}, {}, {}, {})
-    for path in field_paths:
-        key = path if isinstance(path, str) else repr(path)
-        try:
-            try:
-                matches, multi = resolve(entry.outputs, path)
-            except PathNotFoundError:
-                if entry.complete:
-                    raise
-                # A miss on a partly read entry is judged (and its reason worded) on the whole entry.
-                entry = cache.get(execution_id)
-                matches, multi = resolve(entry.outputs, path)
-        except (PathSyntaxError, PathNotFoundError) as exc:
-            readout.values[key] = None
-            readout.errors[key] = str(exc)
-            continue
-        if multi:
-            readout.totals[key] = len(matches)
-            lacking = sum(1 for m in matches if m.missing)
-            if lacking:
-                readout.missing[key] = lacking
-            end = None if limit is None else offset + limit
-            matches = matches[offset:end]  # only the page is restored (and, from an index, was read)
-        values = [restore_binary(m.value, m.path, entry.binary_paths) for m in matches]
-        readout.values[key] = values if multi else (values[0] if values else None)
-    return readout
-
-
-def _entry_for(cache: CacheBackend, execution_id: str, field_paths: Sequence[str], page: tuple[int, int] | None) -> Any:
-    """The entry, with only what ``field_paths`` (of a last ``[*]``, the page) reach parsed if the store can."""
-    get_fields = getattr(cache, "get_fields", None)
-    return get_fields(execution_id, field_paths, page=page) if get_fields is not None else cache.get(execution_id)
-
-
 def read_fields_text(
     execution_id: str,
     field_paths: Sequence[str],
@@ -387,70 +336,17 @@ def read_fields_text(
     or a compact format (``auto``, ``outline``, ``lines``, ``table``, ``toon``) for each list
     or dict value, under its path. A value that does not fit the format is shown as JSON and
     a note says so; a path that finds nothing gives a note with the reason. ``max_items``
-    shows at most that many items of a ``[*]`` path (the rest are counted in a comment).
+    shows at most that many items of a ``[*]`` path (the rest are counted in a comment). The text
+    stays within the answer budget (:func:`pflow_structure.service.answers.read_fields_text_call`).
     """
-    _check_read_format(format_name)
-    settings = settings or Settings.from_env()
-    readout = read_fields_detailed(execution_id, field_paths, limit=limit, offset=offset, settings=settings)
-    return readout_text(
-        readout, format_name, offset=offset, max_items=max_items, offset_hint=offset_hint, settings=settings
-    )
+    from pflow_structure.service.answers import read_fields_text_call
 
-
-def _check_read_format(format_name: str) -> None:
-    from pflow_structure.render.fields_text import READ_FORMATS
-
-    if format_name not in READ_FORMATS:
-        raise ParameterError(f"format must be one of {', '.join(READ_FORMATS)}, not {format_name!r}")
-
-
-def readout_text(
-    readout: FieldReadout,
-    format_name: str = "text",
-    *,
-    offset: int = 0,
-    max_items: int | None = None,
-    offset_hint: str = "--offset",
-    settings: Settings | None = None,
-) -> tuple[str, list[str]]:
-    """What :func:`read_fields_text` prints for a readout already read: ``(text, notes)``."""
-    from pflow_structure.render.output_text import format_json
-
-    _check_read_format(format_name)
-    settings = settings or Settings.from_env()
-    if format_name == "json":
-        return format_json(readout.values), [f"note: {reason}" for reason in readout.errors.values()]
-    from pflow_structure.render.fields_text import render_fields_text
-
-    notes: list[str] = []
-    render = None if format_name == "text" else _value_renderer(format_name, settings, notes)
-    text = render_fields_text(
-        readout.values,
-        readout.errors,
-        readout.totals,
-        offset=offset,
-        max_items=max_items,
-        missing=readout.missing,
-        render=render,
-        offset_hint=offset_hint,
-    )
-    return text, notes
-
-
-def _value_renderer(format_name: str, settings: Settings, notes: list[str]) -> Any:
-    """value -> text in ``format_name``; a value that does not fit is shown as JSON, with a note."""
-    from pflow_structure.errors import NotRepresentable
-    from pflow_structure.render.auto import render_named
-    from pflow_structure.render.output_text import format_json
-
-    def render(value: Any) -> str:
-        try:
-            return render_named(value, format_name, operation="read-fields", failure_log=settings.failure_log)
-        except NotRepresentable as exc:
-            notes.append(f"note: a value cannot be shown as {format_name} ({exc}); shown as JSON")
-            return format_json(value, compact=True)
-
-    return render
+    style = "cli" if offset_hint == "--offset" else "tool"
+    answer = read_fields_text_call(
+        execution_id, field_paths, format_name, limit=limit, offset=offset, max_items=max_items, style=style,
+        settings=settings,
+    )  # fmt: skip
+    return answer.text, answer.notes
 
 
 def list_nodes() -> list[dict[str, str]]:

@@ -58,13 +58,16 @@ def edit_fields(
     stored = cache.put(entry.node_type, params, edited.value, binary_paths=kept_binary, text_paths=kept_text)
     if not stored.cached:  # the new id is all an edit gives: one that reads nothing would mislead
         raise CacheWriteError("The edited value could not be stored: " + " ".join(stored.warnings))
+    from pflow_structure.service.answers import structure_within_budget
+
     if changes_only:
-        return _changes(entry.outputs, entry.binary_paths, edited.value, kept_binary, stored, execution_id, settings)
+        changes = _changes(entry.outputs, entry.binary_paths, edited.value, kept_binary, stored, execution_id, settings)
+        return structure_within_budget(changes, settings.answer_budget)
     result = describe_stored(
         entry.node_type, edited.value, stored, kept_binary, [], settings=settings, all_fields=all_fields
     )
     result["edited_from"] = execution_id
-    return result
+    return structure_within_budget(result, settings.answer_budget)
 
 
 def _checked(set_values: Any, delete: Any) -> tuple[dict[str, Any], list[str]]:

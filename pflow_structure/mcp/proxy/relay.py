@@ -34,8 +34,10 @@ from typing import TYPE_CHECKING, Any
 
 import anyio
 
+from pflow_structure.errors import ParameterError
 from pflow_structure.mcp.proxy.downstream import DEFAULT_START_TIMEOUT, Downstream, DownstreamError, Session
 from pflow_structure.mcp.proxy.remote import Upstream
+from pflow_structure.mcp.proxy.selection import take_fields, with_fields_argument
 from pflow_structure.mcp.proxy.shaping import DEFAULT_BUDGET, pop_want, tool_schemas, with_want
 from pflow_structure.mcp.tools import (
     EDIT_TOOL,
@@ -58,7 +60,8 @@ MAX_TOOL_PAGES = 100
 INSTRUCTIONS = (
     "Answers from this server come through pflow-structure: a result too large to show comes back as an "
     "execution_id and its structure (template paths such as result[0].name with types and counts); call "
-    "{read_tool} with that execution_id and only the paths you need."
+    "{read_tool} with that execution_id and only the paths you need. When you know the paths already, pass "
+    "_fields to any tool to get their values in the same call."
 )
 
 
@@ -294,7 +297,10 @@ class Proxy:
                 return answer
             listing = answer["result"]
         self.schemas.update(tool_schemas(listing))
-        tools = [with_want({k: v for k, v in t.items() if k != "outputSchema"}) for t in listing.get("tools", [])]
+        tools = [
+            with_fields_argument(with_want({k: v for k, v in tool.items() if k != "outputSchema"}))
+            for tool in listing.get("tools", [])
+        ]
         if not params.get("cursor"):
             tools.append(
                 {"name": self.read_tool, "description": READ_TOOL_DESCRIPTION, "inputSchema": READ_TOOL_SCHEMA}
@@ -316,14 +322,19 @@ class Proxy:
             await self._choose_read_tool()
         if name in (self.read_tool, self.edit_tool):
             return _result(request["id"], await self._answer_ours(str(name), arguments))
-        if name not in self.schemas and not self._read_tool_known and any("want" in key for key in arguments):
+        ours_named = any("want" in key or "fields" in key for key in arguments)
+        if name not in self.schemas and not self._read_tool_known and ours_named:
             with contextlib.suppress(DownstreamError):
-                await self._choose_read_tool()  # whether the tool has a _want of its own decides which is ours
+                await self._choose_read_tool()  # whether the tool has a _want or _fields of its own decides ours
         arguments, want = pop_want(arguments, self.schemas.get(str(name)))
+        try:
+            arguments, fields = take_fields(arguments, self.schemas.get(str(name)))  # _fields is ours
+        except ParameterError as exc:
+            return _result(request["id"], _tool_error(f"Error: {exc}"))
         sent, failed = await self._resolve(str(name), arguments)  # ${exec-ID:PATH}, before the server sees it
         if failed is not None:
             return _result(request["id"], to_dict(failed))
-        if sent is not arguments or want is not None:
+        if sent is not arguments or want is not None or fields is not None:
             request = {**request, "params": {**params, "arguments": sent}}
         try:
             answer = await self._forward(request)
@@ -334,7 +345,7 @@ class Proxy:
             return answer
         result = answer["result"]
         try:
-            shaped = await anyio.to_thread.run_sync(self._shape, str(name), arguments, result, want)
+            shaped = await anyio.to_thread.run_sync(self._shape, str(name), arguments, result, want, fields)
             reply = answer if shaped.kind == "passed" else _result(request["id"], shaped.result)
             encode(reply)  # it must reach the client: it has to encode
         except Exception as exc:
@@ -372,12 +383,20 @@ class Proxy:
                 await self._choose_read_tool()  # lists every page of tools, with their input schemas
         return await resolved_or_error(arguments, self.schemas.get(name), self.settings)
 
-    def _shape(self, tool: str, arguments: dict[str, Any], result: dict[str, Any], want: str | None) -> Any:
-        from pflow_structure.mcp.proxy.shaping import shape_and_store
+    def _shape(
+        self, tool: str, arguments: dict[str, Any], result: dict[str, Any], want: str | None, fields: list[str] | None
+    ) -> Any:
+        from pflow_structure.mcp.proxy.selection import fields_result
+        from pflow_structure.mcp.proxy.shaping import Shaped, shape_and_store
         from pflow_structure.service.usage import record_result
 
+        selected = None if fields is None else fields_result(tool, arguments, result, fields, self.settings)
+        if selected is not None:
+            return Shaped(selected, "fields", 0, 0)
+        # Shown inline up to the inline threshold, and never past the answer budget.
+        inline = min(self.budget, self.settings.answer_budget)
         shaped = shape_and_store(
-            tool, arguments, result, settings=self.settings, budget=self.budget, read_tool=self.read_tool, want=want
+            tool, arguments, result, settings=self.settings, budget=inline, read_tool=self.read_tool, want=want
         )
         cached = shaped.kind == "cached"
         record_result(self.settings, f"mcp:{tool}", cached=cached, raw=shaped.tokens_in, answered=shaped.tokens_out)

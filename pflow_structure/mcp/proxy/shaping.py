@@ -31,6 +31,9 @@ from pflow_structure.mcp.proxy.answer_text import cached_text
 if TYPE_CHECKING:
     from pflow_structure.settings import Settings
 
+# The inline threshold (the proxy's --budget): a result of at most this many tokens is shown as it is,
+# a larger one is cached and answered with its structure. Not the answer budget (settings.answer_budget,
+# 8,000 by default), which bounds every answer; the proxy shows inline at most the smaller of the two.
 DEFAULT_BUDGET = 1000
 
 TokenCounter = Callable[[str], int]
@@ -279,8 +282,13 @@ def shape_and_store(
     from pflow_structure.service import store_outputs
 
     def store(tool_name: str, args: dict[str, Any], value: Any) -> dict[str, Any]:
+        from pflow_structure.service.answers import structure_within_budget
+
         text = [["result"]] if is_text_lines(result, value) else []
-        return store_outputs(f"mcp:{tool_name}", args, {"result": value}, settings=settings, text_paths=text, want=want)
+        described = store_outputs(
+            f"mcp:{tool_name}", args, {"result": value}, settings=settings, text_paths=text, want=want
+        )
+        return structure_within_budget(described, settings.answer_budget)  # the tree text is smaller still
 
     def count(text: str) -> int:
         # Exact up to a few megabytes; beyond that only "over the budget" matters.

@@ -1,0 +1,417 @@
+"""The answers an agent gets for values: never larger than the answer budget, never a silent miss.
+
+``read_fields_answer`` is ``read_fields`` as MCP and ``read-fields --json`` answer it: the values
+(``{path: value}``, a ``None`` where a path finds nothing, as the spec says), plus
+
+- ``_missing``: path -> why it found nothing, with the near paths ("Did you mean ...?");
+- ``_more``: path -> what part is shown and ``next``, the exact arguments that read on
+  (see :mod:`pflow_structure.render.budget`);
+- ``_note``: one line when something was cut.
+
+Those keys appear only when they have something to say.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any, NamedTuple
+
+from pflow_structure.errors import ParameterError
+from pflow_structure.render.budget import compact
+
+if TYPE_CHECKING:
+    from pflow_structure.cache.backend import CacheBackend
+    from pflow_structure.render.budget import Fitted, Paging
+    from pflow_structure.service.reading import FieldReadout
+    from pflow_structure.settings import Settings
+
+CUT_NOTE = "Answer kept under {budget:,} tokens: each _more entry gives the arguments (next) that read on."
+MAX_RETRIES = 6
+
+
+class Answer(NamedTuple):
+    """An answer dict, and whether any path found a value (MCP sets isError when none did)."""
+
+    value: dict[str, Any]
+    found: bool
+
+
+def answer_budget(max_tokens: int | None, settings: Settings) -> int:
+    """The budget of one call: its ``max_tokens`` when given, else the setting."""
+    if max_tokens is None:
+        return settings.answer_budget
+    if isinstance(max_tokens, bool) or not isinstance(max_tokens, int) or max_tokens < 1:
+        raise ParameterError(f"max_tokens must be a whole number of at least 1, not {max_tokens!r}")
+    return max_tokens
+
+
+def read_fields_answer(
+    execution_id: str,
+    field_paths: Sequence[str],
+    *,
+    limit: int | None = None,
+    offset: int = 0,
+    char_offset: int = 0,
+    max_tokens: int | None = None,
+    settings: Settings | None = None,
+    cache: CacheBackend | None = None,
+) -> Answer:
+    """The values at ``field_paths`` within the budget, with ``_missing`` and ``_more`` (module docstring)."""
+    from pflow_structure.service.reading import read_fields_detailed
+    from pflow_structure.settings import Settings
+
+    settings = settings or Settings.from_env()
+    budget = answer_budget(max_tokens, settings)
+    readout = read_fields_detailed(
+        execution_id, field_paths, limit=limit, offset=offset, settings=settings, cache=cache, char_offset=char_offset
+    )
+    return answer_from_readout(readout, budget, paging_of(readout, offset, limit, char_offset))
+
+
+def paging_of(readout: FieldReadout, offset: int, limit: int | None, char_offset: int) -> Paging:
+    from pflow_structure.render.budget import Paging
+
+    return Paging(readout.execution_id, offset, limit, char_offset)
+
+
+def answer_from_readout(readout: FieldReadout, budget: int, paging: Paging) -> Answer:
+    """A readout as the answer dict, fitted to ``budget`` tokens."""
+    from pflow_structure.render.budget import MISSING_KEY
+
+    found = any(path not in readout.errors for path in readout.values)
+    missing = {MISSING_KEY: dict(readout.errors)} if readout.errors else {}
+    whole = {**readout.values, **missing}
+    if len(compact(whole).encode("utf-8")) <= budget:  # a token is at least one byte: no count needed
+        return Answer(whole, found)
+    count = _counter()
+    if count(compact(whole)) <= budget:
+        return Answer(whole, found)
+    room = budget - count(compact(missing)) - count(CUT_NOTE.format(budget=budget)) - 10
+    for _ in range(MAX_RETRIES):
+        fitted = fit_readout(readout, max(room, 0), paging)
+        answer = _assemble(readout, fitted, missing, budget)
+        over = count(compact(answer)) - budget
+        if over <= 0:
+            return Answer(answer, found)
+        room -= over + 5  # what the _more entries took past the room, and a margin
+    # The least it can say: each part as small as it goes, and no _note (the paths alone may be long).
+    return Answer(_assemble(readout, fit_readout(readout, 0, paging), missing, 0), found)
+
+
+def _assemble(readout: FieldReadout, fitted: Fitted, missing: dict[str, Any], budget: int) -> dict[str, Any]:
+    from pflow_structure.render.budget import MORE_KEY, NOTE_KEY
+
+    answer: dict[str, Any] = {}
+    for path in readout.values:
+        if path in fitted.values or path in readout.errors:
+            answer[path] = fitted.values.get(path)
+    answer.update(missing)
+    if fitted.more:
+        answer[MORE_KEY] = fitted.more
+        if budget:
+            answer[NOTE_KEY] = CUT_NOTE.format(budget=budget)
+    return answer
+
+
+def fit_readout(readout: FieldReadout, room: int, paging: Paging) -> Fitted:
+    """The values that found something, cut to ``room`` tokens."""
+    from pflow_structure.render.budget import fit_values
+
+    found = {path: value for path, value in readout.values.items() if path not in readout.errors}
+    return fit_values(found, room, _counter(), paging, totals=readout.totals, where=readout.where)
+
+
+def _counter() -> Any:
+    from pflow_structure.render.tokens import count_tokens
+
+    return count_tokens
+
+
+def read_fields_text_answer(
+    readout: FieldReadout,
+    format_name: str,
+    *,
+    budget: int,
+    paging: Paging,
+    max_items: int | None = None,
+    style: str = "tool",
+    settings: Settings,
+) -> tuple[str, list[str]]:
+    """``read_fields`` in a text format (``readout_text``) within ``budget`` tokens: ``(text, notes)``.
+
+    Past the budget the values are cut as the JSON answer cuts them, and a ``# path: ...; read on:``
+    line per cut names the call that reads on (``style`` "tool": the tool's arguments as JSON;
+    "cli": the ``read-fields`` command line). Notes (to stderr on the command line) count too.
+    """
+    hint = _hint_word(style)
+    text, notes = readout_text(
+        readout, format_name, offset=paging.offset, max_items=max_items, offset_hint=hint, settings=settings
+    )
+    if len("\n".join([text, *notes]).encode("utf-8")) <= budget:
+        return text, notes
+    count = _counter()
+    used = count("\n".join([text, *notes]))
+    room = budget
+    for _ in range(MAX_RETRIES):
+        if used <= budget:
+            break
+        fitted = fit_readout(readout, max(room - count("\n".join(notes)) - 30, 0), paging)
+        text, _ = _fitted_text(readout, fitted, format_name, paging, max_items, style, settings)
+        used = count("\n".join([text, *notes]))
+        room -= used - budget + 20 * len(fitted.more)
+    return text, notes
+
+
+def _hint_word(style: str) -> str:
+    return "--offset" if style == "cli" else "offset"
+
+
+def _fitted_text(
+    readout: FieldReadout,
+    fitted: Fitted,
+    format_name: str,
+    paging: Paging,
+    max_items: int | None,
+    style: str,
+    settings: Settings,
+) -> tuple[str, list[str]]:
+    from pflow_structure.service.reading import FieldReadout
+
+    values = {
+        path: fitted.values.get(path) for path in readout.values if path in fitted.values or path in readout.errors
+    }
+    cut = FieldReadout(readout.execution_id, values, readout.errors, readout.totals, readout.missing, readout.where)
+    text, notes = readout_text(
+        cut, format_name, offset=paging.offset, max_items=max_items, offset_hint=_hint_word(style), settings=settings
+    )
+    lines = [f"# {path}: {more['shown']}{_read_on(more, style)}" for path, more in fitted.more.items()]
+    structures = [
+        f"#   {name}: {compact(info)}"
+        for more in fitted.more.values()
+        for name, info in more.get("structure", {}).items()
+    ]
+    return "\n".join(line for line in [text, *lines, *structures] if line), notes
+
+
+def _read_on(more: dict[str, Any], style: str) -> str:
+    parts = [f"; read on: {next_call(more['next'], style)}"] if "next" in more else []
+    parts += [f"; then: {next_call(more['then'], style)}"] if "then" in more else []
+    return "".join(parts)
+
+
+def next_call(arguments: dict[str, Any], style: str) -> str:
+    """The call that reads on: the tool's arguments as JSON, or the ``read-fields`` command line."""
+    if style != "cli":
+        return compact(arguments)
+    import shlex
+
+    words = ["pflow-structure", "read-fields", arguments["execution_id"], *arguments["field_paths"]]
+    for name in ("offset", "limit", "char_offset"):
+        if name in arguments:
+            words += [f"--{name.replace('_', '-')}", str(arguments[name])]
+    return shlex.join(words)
+
+
+class TextAnswer(NamedTuple):
+    """``read_fields`` in a text format: the text, notes for stderr, and whether any path found a value."""
+
+    text: str
+    notes: list[str]
+    found: bool
+
+
+def read_fields_text_call(
+    execution_id: str,
+    field_paths: Sequence[str],
+    format_name: str,
+    *,
+    limit: int | None = None,
+    offset: int = 0,
+    char_offset: int = 0,
+    max_tokens: int | None = None,
+    max_items: int | None = None,
+    style: str = "tool",
+    settings: Settings | None = None,
+) -> TextAnswer:
+    """Read and answer in ``format_name`` (``json`` too, as :func:`read_fields_answer` with notes) within the budget."""
+    from pflow_structure.render.output_text import format_json
+    from pflow_structure.service.reading import read_fields_detailed
+    from pflow_structure.settings import Settings
+
+    _check_read_format(format_name)
+    settings = settings or Settings.from_env()
+    budget = answer_budget(max_tokens, settings)
+    readout = read_fields_detailed(
+        execution_id, field_paths, limit=limit, offset=offset, settings=settings, char_offset=char_offset
+    )
+    paging = paging_of(readout, offset, limit, char_offset)
+    found = any(path not in readout.errors for path in readout.values)
+    if format_name == "json":
+        answer = answer_from_readout(readout, budget, paging)
+        return TextAnswer(format_json(answer.value), [f"note: {reason}" for reason in readout.errors.values()], found)
+    text, notes = read_fields_text_answer(
+        readout, format_name, budget=budget, paging=paging, max_items=max_items, style=style, settings=settings
+    )
+    return TextAnswer(text, notes, found)
+
+
+def _check_read_format(format_name: str) -> None:
+    from pflow_structure.render.fields_text import READ_FORMATS
+
+    if format_name not in READ_FORMATS:
+        raise ParameterError(f"format must be one of {', '.join(READ_FORMATS)}, not {format_name!r}")
+
+
+def readout_text(
+    readout: FieldReadout,
+    format_name: str = "text",
+    *,
+    offset: int = 0,
+    max_items: int | None = None,
+    offset_hint: str = "--offset",
+    settings: Settings | None = None,
+) -> tuple[str, list[str]]:
+    """What :func:`read_fields_text` prints for a readout already read: ``(text, notes)``."""
+    from pflow_structure.render.output_text import format_json
+    from pflow_structure.settings import Settings
+
+    _check_read_format(format_name)
+    settings = settings or Settings.from_env()
+    if format_name == "json":
+        return format_json(readout.values), [f"note: {reason}" for reason in readout.errors.values()]
+    from pflow_structure.render.fields_text import render_fields_text
+
+    notes: list[str] = []
+    render = None if format_name == "text" else _value_renderer(format_name, settings, notes)
+    text = render_fields_text(
+        readout.values,
+        readout.errors,
+        readout.totals,
+        offset=offset,
+        max_items=max_items,
+        missing=readout.missing,
+        render=render,
+        offset_hint=offset_hint,
+    )
+    return text, notes
+
+
+def _value_renderer(format_name: str, settings: Settings, notes: list[str]) -> Any:
+    """value -> text in ``format_name``; a value that does not fit is shown as JSON, with a note."""
+    from pflow_structure.errors import NotRepresentable
+    from pflow_structure.render.auto import render_named
+    from pflow_structure.render.output_text import format_json
+
+    def render(value: Any) -> str:
+        try:
+            return render_named(value, format_name, operation="read-fields", failure_log=settings.failure_log)
+        except NotRepresentable as exc:
+            notes.append(f"note: a value cannot be shown as {format_name} ({exc}); shown as JSON")
+            return format_json(value, compact=True)
+
+    return render
+
+
+REST_LINE = (
+    "The whole output is cached as {execution_id}: read_fields with that execution_id reads any other path, "
+    '"${{{execution_id}:PATH}}" passes a value on unread.'
+)
+
+
+def fields_answer(
+    described: dict[str, Any],
+    fields: Sequence[str],
+    *,
+    max_tokens: int | None = None,
+    settings: Settings,
+    cache: CacheBackend | None = None,
+) -> dict[str, Any]:
+    """The answer of a run with ``fields``: the values at those paths instead of the structure.
+
+    ``{"execution_id", "node_type", "values": <read_fields' answer dict>, "rest": <one line>}``;
+    when a path misses, ``structure`` (the usual view) comes too, so the misses can be corrected.
+    Within the answer budget: the structure first (cut to half the budget), the values in the rest.
+    """
+    from pflow_structure.render.budget import MORE_KEY
+
+    budget = answer_budget(max_tokens, settings)
+    execution_id = described["execution_id"]
+    head: dict[str, Any] = {"execution_id": execution_id, "node_type": described["node_type"]}
+    rest = REST_LINE.format(execution_id=execution_id)
+    readout = _read(execution_id, fields, settings, cache)
+    extra: dict[str, Any] = {}
+    if readout.errors:
+        extra["structure"] = _structure_within(described["structure"], budget // 2)
+    overhead = _counter()(compact({**head, **extra, "rest": rest})) + 10
+    values = answer_from_readout(readout, max(budget - overhead, 1), paging_of(readout, 0, None, 0)).value
+    if MORE_KEY in values:  # the values were cut: the note names the call's budget, not their share
+        values["_note"] = CUT_NOTE.format(budget=budget)
+    return {**head, "values": values, **extra, "rest": rest}
+
+
+def _read(execution_id: str, fields: Sequence[str], settings: Settings, cache: CacheBackend | None) -> FieldReadout:
+    from pflow_structure.service.reading import read_fields_detailed
+
+    return read_fields_detailed(execution_id, list(fields), settings=settings, cache=cache)
+
+
+def _structure_within(structure: dict[str, Any], budget: int) -> dict[str, Any]:
+    """The first paths of ``structure`` that fit ``budget`` tokens."""
+    if len(compact(structure).encode("utf-8")) <= budget:
+        return structure
+    count, kept, used = _counter(), {}, 0
+    for path, info in structure.items():
+        used += count(compact({path: info}))
+        if used > budget:
+            break
+        kept[path] = info
+    return kept
+
+
+def fields_found(answer: dict[str, Any]) -> bool:
+    """Whether any path of a ``fields`` answer found a value."""
+    values = answer.get("values", {})
+    missing = values.get("_missing", {})
+    return any(path not in missing for path in values if not path.startswith("_"))
+
+
+def fields_text(answer: dict[str, Any]) -> str:
+    """A ``fields`` answer as the command line prints it: a ``path: JSON`` line per path (a miss with its
+    reason), a line per cut with the arguments that read on, the structure when a path missed, the rest line."""
+    from pflow_structure.render.budget import MISSING_KEY, MORE_KEY
+    from pflow_structure.render.fields_text import render_fields_text
+
+    values = answer["values"]
+    shown = {path: value for path, value in values.items() if not path.startswith("_")}
+    lines = [render_fields_text(shown, values.get(MISSING_KEY), max_items=None)]
+    lines += [f"# {path}: {more['shown']}{_read_on(more, 'cli')}" for path, more in values.get(MORE_KEY, {}).items()]
+    if "structure" in answer:
+        lines.append("Structure (to correct the paths that missed):")
+        lines += [f"  {path}: {compact(info)}" for path, info in answer["structure"].items()]
+    execution_id = answer["execution_id"]
+    lines.append(f"Cached as {execution_id}: pflow-structure read-fields {execution_id} PATH reads any other path.")
+    return "\n".join(line for line in lines if line)
+
+
+STRUCTURE_CUT = "{count} more paths not shown to stay under {budget:,} tokens: read a parent path, or raise max_tokens"
+
+
+def structure_within_budget(described: dict[str, Any], budget: int) -> dict[str, Any]:
+    """A structure answer (``registry_run``'s, ``edit_fields``') of at most ``budget`` tokens: past it, the
+    last paths are left out and a warning says how many; every path shown still reads back."""
+    if len(compact(described).encode("utf-8")) <= budget:
+        return described
+    count = _counter()
+    structure = described.get("structure") or {}
+    rest = {key: value for key, value in described.items() if key != "structure"}
+    used = count(compact(rest)) + count(STRUCTURE_CUT) + 10
+    kept: dict[str, Any] = {}
+    for path, info in structure.items():
+        used += count(compact({path: info}))
+        if used > budget:
+            break
+        kept[path] = info
+    if len(kept) == len(structure):
+        return described
+    note = STRUCTURE_CUT.format(count=len(structure) - len(kept), budget=budget)
+    return {**described, "structure": kept, "warnings": [*described.get("warnings", []), note]}

@@ -1,0 +1,95 @@
+"""Reading values from a cached execution: each path resolved, and why each ``None`` is ``None``.
+
+Below :mod:`pflow_structure.service` and :mod:`pflow_structure.service.answers`, which both read
+through :func:`read_fields_detailed`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any, NamedTuple
+
+from pflow_structure.cache.backend import CacheBackend
+from pflow_structure.cache.usage import note_read
+from pflow_structure.encoding.binary import restore_binary
+from pflow_structure.errors import ParameterError, PathNotFoundError, PathSyntaxError
+from pflow_structure.paths import resolve
+from pflow_structure.settings import Settings
+
+
+class FieldReadout(NamedTuple):
+    """Values read from one execution, why some are None, totals for paged wildcards,
+    how many items of a wildcard lack the path, and where each value sits (a concrete path,
+    one per item of a wildcard's page)."""
+
+    execution_id: str
+    values: dict[str, Any]
+    errors: dict[str, str]
+    totals: dict[str, int]
+    missing: dict[str, int]
+    where: dict[str, list[Any]] = {}  # noqa: RUF012 (read_fields_detailed always gives its own)
+
+
+def read_fields_detailed(
+    execution_id: str,
+    field_paths: Sequence[str],
+    *,
+    limit: int | None = None,
+    offset: int = 0,
+    settings: Settings | None = None,
+    cache: CacheBackend | None = None,
+    char_offset: int = 0,
+) -> FieldReadout:
+    """Like :func:`read_fields`, and says why each ``None`` is ``None``.
+
+    ``char_offset`` skips that many characters of a path that names one string (a long string
+    is read in parts; see :mod:`pflow_structure.render.budget`)."""
+    if isinstance(field_paths, (str, bytes)):
+        raise ParameterError(f"field_paths must be a list of paths, not one string; pass [{str(field_paths)[:80]!r}]")
+    if offset < 0 or (limit is not None and limit < 0):
+        raise ParameterError(f"offset ({offset}) and limit ({limit}) must not be negative")
+    if char_offset < 0:
+        raise ParameterError(f"char_offset ({char_offset}) must not be negative")
+    if cache is None:
+        cache = (settings or Settings.from_env()).cache()
+    entry = _entry_for(cache, execution_id, field_paths, None if limit is None else (offset, limit))
+    note_read(execution_id, entry.node_type)  # for usage counts (pflow-structure stats)
+    readout = FieldReadout(execution_id, {}, {}, {}, {}, {})
+    for path in field_paths:
+        key = path if isinstance(path, str) else repr(path)
+        try:
+            try:
+                matches, multi = resolve(entry.outputs, path)
+            except PathNotFoundError:
+                if entry.complete:
+                    raise
+                # A miss on a partly read entry is judged (and its reason worded) on the whole entry.
+                entry = cache.get(execution_id)
+                matches, multi = resolve(entry.outputs, path)
+        except (PathSyntaxError, PathNotFoundError) as exc:
+            readout.values[key] = None
+            readout.errors[key] = str(exc)
+            continue
+        if multi:
+            readout.totals[key] = len(matches)
+            lacking = sum(1 for m in matches if m.missing)
+            if lacking:
+                readout.missing[key] = lacking
+            end = None if limit is None else offset + limit
+            matches = matches[offset:end]  # only the page is restored (and, from an index, was read)
+            readout.values[key] = [restore_binary(m.value, m.path, entry.binary_paths) for m in matches]
+            readout.where[key] = [m.path for m in matches]
+        else:
+            values = [restore_binary(m.value, m.path, entry.binary_paths) for m in matches[:1]]
+            value = values[0] if values else None
+            if char_offset and isinstance(value, str):
+                value = value[char_offset:]
+            readout.values[key] = value
+            readout.where[key] = [m.path for m in matches[:1]]
+    return readout
+
+
+def _entry_for(cache: CacheBackend, execution_id: str, field_paths: Sequence[str], page: tuple[int, int] | None) -> Any:
+    """The entry, with only what ``field_paths`` (of a last ``[*]``, the page) reach parsed if the store can."""
+    get_fields = getattr(cache, "get_fields", None)
+    return get_fields(execution_id, field_paths, page=page) if get_fields is not None else cache.get(execution_id)
