@@ -245,7 +245,8 @@ class Downstream:
         except TimeoutError:
             session.end()
             await self._settle(session)
-            raise self._start_failure(session, "it did not answer the MCP handshake in time") from None
+            slow = f"it did not answer the MCP handshake within {self.start_timeout:g} s (slow? raise --start-timeout)"
+            raise self._start_failure(session, slow) from None
         except DownstreamError:
             session.end()
             await self._settle(session)
