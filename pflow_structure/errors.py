@@ -206,10 +206,15 @@ class ParameterError(StructureError, ValueError):
 class UnresolvedReferenceError(StructureError, LookupError):
     """A ``${exec-ID:PATH}`` in a tool argument whose id is unknown or expired, or whose path finds nothing."""
 
-    def __init__(self, reference: str, location: str, cause: str) -> None:
+    def __init__(self, reference: str, location: str, cause: str | StructureError) -> None:
         self.reference = reference
         self.location = location
-        super().__init__(f"Cannot pass {reference} (in {location}): {cause}")
+        self.cause = cause
+        super().__init__(self.told("cli"))
+
+    def told(self, caller: str) -> str:
+        cause = self.cause.told(caller) if isinstance(self.cause, StructureError) else self.cause
+        return f"Cannot pass {self.reference} (in {self.location}): {cause}"
 
 
 class ReferenceTooLargeError(StructureError, ValueError):
