@@ -4,6 +4,9 @@
 :func:`serve` runs one :class:`~pflow_structure.mcp.proxy.Proxy` over this process's stdin and
 stdout (or given streams). When the client closes its input, the calls still in flight are
 answered before the proxy exits, within the upstream's network timeout (30 s by default).
+A proxy that cannot start (its server exits, cannot be reached, refuses the credentials, or does
+not answer the handshake; an unset header variable) answers the client's ``initialize`` with why,
+as a JSON-RPC error, and exits 1 at once, without waiting for its input to close.
 """
 
 from __future__ import annotations
