@@ -38,6 +38,7 @@ SERVE = [sys.executable, "-m", "pflow_structure", "serve"]
 ISSUES = REPO / "examples" / "data" / "github_issues.json"
 UNKNOWN = "exec-1700000000-0badc0de"
 TIMEOUT = 180
+CONNECT_MS = 120_000  # the Inspector gives up on a connection after 15 s by default: too short on a busy machine
 INIT = {
     "jsonrpc": "2.0",
     "id": 1,
@@ -72,7 +73,7 @@ def inspect(target: list[str], *options: str, env: dict[str, str] | None = None)
     """One Inspector CLI run (``--cli OPTIONS -- TARGET``): its exit code, and the answer it printed
     (stdout's JSON) or, when there is none, the message of the error it printed last on stderr."""
     done = subprocess.run(
-        [inspector(), "--cli", *options, "--", *target],
+        [inspector(), "--cli", "--connect-timeout", str(CONNECT_MS), *options, "--", *target],
         capture_output=True, text=True, timeout=TIMEOUT, stdin=subprocess.DEVNULL, env={**os.environ, **(env or {})},
     )  # fmt: skip
     if done.stdout.strip():  # an answer (a tool error too: exit code 5)
