@@ -35,6 +35,24 @@ if TYPE_CHECKING:
 class StructureError(Exception):
     """Base class of every error raised by pflow-structure."""
 
+    def told(self, caller: str) -> str:
+        """The message as ``caller`` ("cli", "serve" or "proxy") shows it: where a fix names what to do
+        next, it names what that caller can do (a shell command, or an MCP tool to call)."""
+        return str(self)
+
+
+# What gets a new execution id, and where an id is copied from, for each caller (see StructureError.told).
+_RERUN = {
+    "cli": "Run the node again with `pflow-structure run NODE ...` to get a new execution id.",
+    "serve": "Call registry_run again to get a new execution id.",
+    "proxy": "Call the tool that answered with it again to get a new execution id.",
+}
+_COPY_ID = {
+    "cli": "copy the one printed by `pflow-structure run`",
+    "serve": "copy the execution_id registry_run answered",
+    "proxy": "copy the execution_id a cached answer gave",
+}
+
 
 class PathSyntaxError(StructureError, ValueError):
     """A field path does not follow the grammar.
@@ -98,8 +116,11 @@ class ExecutionNotFoundError(StructureError, LookupError):
     ) -> None:
         self.execution_id = execution_id
         extra = f" ({detail})" if detail else ""
-        fix = fix or "Run the node again with `pflow-structure run NODE ...` to get a new execution id."
-        super().__init__(f"{headline}: {execution_id}{extra}. {fix}")
+        self._head, self._fix = f"{headline}: {execution_id}{extra}.", fix
+        super().__init__(f"{self._head} {fix or _RERUN['cli']}")
+
+    def told(self, caller: str) -> str:
+        return f"{self._head} {self._fix or _RERUN.get(caller, _RERUN['cli'])}"
 
 
 class InvalidExecutionIdError(ExecutionNotFoundError, ValueError):
@@ -111,11 +132,13 @@ class InvalidExecutionIdError(ExecutionNotFoundError, ValueError):
     def __init__(self, execution_id: str) -> None:
         self.execution_id = execution_id
         shown = repr(execution_id[:40] + ("..." if len(execution_id) > 40 else ""))
-        StructureError.__init__(
-            self,
-            f"Execution not found: {shown} is not a valid execution id. "
-            "Ids look like exec-1763463202-0cd0c8fe; copy the one printed by `pflow-structure run`.",
+        self._head = (
+            f"Execution not found: {shown} is not a valid execution id. Ids look like exec-1763463202-0cd0c8fe;"
         )
+        StructureError.__init__(self, self.told("cli"))
+
+    def told(self, caller: str) -> str:
+        return f"{self._head} {_COPY_ID.get(caller, _COPY_ID['cli'])}."
 
 
 class ExecutionExpiredError(StructureError, LookupError):
@@ -125,10 +148,11 @@ class ExecutionExpiredError(StructureError, LookupError):
         self.execution_id = execution_id
         self.age_hours = age_hours
         self.ttl_hours = ttl_hours
-        super().__init__(
-            f"Execution expired: {execution_id} is {age_hours:.1f} h old and entries live {ttl_hours:g} h. "
-            "Run the node again with `pflow-structure run NODE ...` to get a new execution id."
-        )
+        self._head = f"Execution expired: {execution_id} is {age_hours:.1f} h old and entries live {ttl_hours:g} h."
+        super().__init__(self.told("cli"))
+
+    def told(self, caller: str) -> str:
+        return f"{self._head} {_RERUN.get(caller, _RERUN['cli'])}"
 
 
 class CacheWriteError(StructureError, OSError):
@@ -153,7 +177,11 @@ class NodeNotFoundError(StructureError, LookupError):
         self.node_type = node_type
         self.suggestions = list(suggestions)
         hint = f" Did you mean {', '.join(self.suggestions)}?" if self.suggestions else ""
-        super().__init__(f"Unknown node type {node_type!r}.{hint} Run `pflow-structure nodes` to list them.")
+        self._head = f"Unknown node type {node_type!r}.{hint}"
+        super().__init__(f"{self._head} Run `pflow-structure nodes` to list them.")
+
+    def told(self, caller: str) -> str:
+        return f"{self._head} Call list_nodes to list them." if caller != "cli" else str(self)
 
 
 class NodeExecutionError(StructureError, RuntimeError):
@@ -178,10 +206,15 @@ class ParameterError(StructureError, ValueError):
 class UnresolvedReferenceError(StructureError, LookupError):
     """A ``${exec-ID:PATH}`` in a tool argument whose id is unknown or expired, or whose path finds nothing."""
 
-    def __init__(self, reference: str, location: str, cause: str) -> None:
+    def __init__(self, reference: str, location: str, cause: str | StructureError) -> None:
         self.reference = reference
         self.location = location
-        super().__init__(f"Cannot pass {reference} (in {location}): {cause}")
+        self.cause = cause
+        super().__init__(self.told("cli"))
+
+    def told(self, caller: str) -> str:
+        cause = self.cause.told(caller) if isinstance(self.cause, StructureError) else self.cause
+        return f"Cannot pass {self.reference} (in {self.location}): {cause}"
 
 
 class ReferenceTooLargeError(StructureError, ValueError):

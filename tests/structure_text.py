@@ -22,6 +22,7 @@ _SAME_AS = re.compile(r", same keys as (?P<path>.+?)(?=, deeper levels not shown
 # ``.metadata dict: name, uid, +8 more`` (a hidden container) and ``[0] other keys: url, *_url (3)``.
 _OTHER_KEYS_LINE = re.compile(rf"(?P<indent>(?:  )+)(?:(?P<shown>{_SHOWN}) )?(?P<type>other keys): (?P<names>.*)")
 _HIDDEN_LINE = re.compile(rf"(?P<indent>(?:  )+)(?P<shown>{_SHOWN}) (?P<type>[^\s,:]+): (?P<names>.*)")
+_ITEM = re.compile(r"; each (?P<step>\[0\]|\[\*\]):\Z")  # the lines below extend this item
 _HIDDEN_NAME = re.compile(r'"(?:[^"\\]|\\.)*"|\*\S* \(\d+\)|\+\d+ more|[^,\s]+')
 
 
@@ -103,11 +104,11 @@ def parse_tree(lines: Iterable[str]) -> tuple[dict[str, Any], dict[str, Any]]:
         assert depth <= len(chain) + 1, f"indented past its parent: {line!r}"
         del chain[depth - 1 :]
         path = (chain[-1] if chain else "") + match["shown"]
-        chain.append(path)
         details = match["details"]
-        if details.startswith("(") and details.endswith(")"):  # an item line: ``.items[0] (list, 3 items)``
-            assert path.endswith(("[0]", "[*]")), f"details in parentheses on a path that is not an item: {line!r}"
-            path, details = path[:-3], details[1:-1]
+        item = _ITEM.search(details)  # an item line: ``.items list, 3 items; each [0]:``
+        if item:
+            details = details[: item.start()]
+        chain.append(path + (item["step"] if item else ""))
         structure[path] = parse_details(details)
     return structure, hidden
 

@@ -171,7 +171,7 @@ def test_python_dash_m_text_output_starts_like_the_spec_example() -> None:
     lines = outcome.stdout.split("\n")
     assert lines[0] == "✓ Node executed successfully"
     assert re.fullmatch(f"Execution ID: {ID_PATTERN}", lines[1])
-    assert lines[2:5] == ["", TREE_HEADER, "  result[0] (list, 100 items)"]
+    assert lines[2:5] == ["", TREE_HEADER, "  result list, 100 items; each [0]:"]
 
 
 def test_a_nested_list_writes_its_item_once_and_the_fields_below_extend_it() -> None:
@@ -196,7 +196,7 @@ def test_a_nested_list_writes_its_item_once_and_the_fields_below_extend_it() -> 
     lines = tree_lines(structure, hidden)
     assert lines == [
         "  result dict",
-        "    .items[0] (list, 20 items)",
+        "    .items list, 20 items; each [0]:",
         "      .id int",
         "      .tags list, 0-3 items, avg 1.5",
         "        [0] str ~4",
@@ -204,7 +204,7 @@ def test_a_nested_list_writes_its_item_once_and_the_fields_below_extend_it() -> 
         "        .login str ~9",
         "        other keys: id",
         "      other keys: url, node_id",
-        '    .files[*] (dict, 3 keys: "a.txt", "b.txt", c)',
+        '    .files dict, 3 keys: "a.txt", "b.txt", c; each [*]:',
         "      .size int",
         "      .mode str ~6",
         "    .one list, 2 items",
@@ -689,7 +689,7 @@ def test_run_tree_and_flat_list_the_same_paths() -> None:
     tree = invoke("run", "read-json", f"path={ISSUES}").stdout.split("\n\n")[1].split("\n")[1:]
     flat = invoke("run", "read-json", f"path={ISSUES}", "--flat").stdout.split("\n\n")[1].split("\n")[1:]
     assert len(tree) == len(flat) > 10
-    assert tree[:2] == ["  result[0] (list, 100 items)", "    .id int"]
+    assert tree[:2] == ["  result list, 100 items; each [0]:", "    .id int"]
     assert flat[:2] == ["  ✓ ${result} (list, 100 items)", "  ✓ ${result[0].id} (int)"]
 
 

@@ -21,12 +21,12 @@ def _run(script: str) -> subprocess.CompletedProcess[str]:
 @pytest.mark.parametrize(
     ("script", "expected"),
     [
-        ("run.sh", "  result[0] (list, 100 items)\n    .id int\n    .number int\n"),
+        ("run.sh", "  result list, 100 items; each [0]:\n    .id int\n    .number int\n"),
         ("read_fields.sh", 'result[0].title: "Different results from Betamax vs Requests"\n'),
         ("nodes.sh", "read-json  Read a JSON or JSON Lines file into the shared store.\n"),
         ("discovery.sh", "## Selected Nodes\n\n### read-json\nRead a JSON or JSON Lines file into the shared store.\n"),
         ("cache.sh", "entries: 1\n"),
-        ("shell_node.sh", '    .versions[*] (dict, 25 keys: "0.1.0", "0.1.1", '),
+        ("shell_node.sh", '    .versions dict, 25 keys: "0.1.0", "0.1.1", '),
         ("python_api.py", "result: {'type': 'list', 'length': 100}\n"),
         (
             "pocketflow_flow.py",

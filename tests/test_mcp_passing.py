@@ -88,7 +88,7 @@ def test_references_reach_the_downstream_as_values_typed_by_its_schema() -> None
         (
             {"text": ref(UNKNOWN, "result")},
             f"Error: Cannot pass ${{{UNKNOWN}:result}} (in text): Execution not found: {UNKNOWN}. "
-            "Run the node again with `pflow-structure run NODE ...` to get a new execution id.",
+            "Call the tool that answered with it again to get a new execution id.",
         ),
         (
             {"nested": {"note": "see " + ref("ID", "result.titel")}},
@@ -258,5 +258,5 @@ def test_the_server_passes_references_in_registry_run_and_edits_fields(tmp_path:
     assert bad["isError"] is True
     assert texts(bad) == [
         f"Error: Cannot pass ${{{UNKNOWN}:result}} (in command): Execution not found: {UNKNOWN}. "
-        "Run the node again with `pflow-structure run NODE ...` to get a new execution id."
+        "Call registry_run again to get a new execution id."
     ]

@@ -26,7 +26,8 @@ from tests.structure_text import cached, cached_id
 
 NPM_INSTALL = (
     "npm install --prefix .npm-servers @modelcontextprotocol/server-filesystem@2026.8.31 "
-    "@modelcontextprotocol/server-memory@2026.8.31 @modelcontextprotocol/server-everything@2026.8.31"
+    "@modelcontextprotocol/server-memory@2026.8.31 @modelcontextprotocol/server-everything@2026.8.31 "
+    "@modelcontextprotocol/inspector@2.12.0"
 )
 FAULTY = [sys.executable, str(REPO / "tests" / "servers" / "faulty_mcp_server.py")]
 PROXY = [sys.executable, "-m", "pflow_structure", "proxy"]

@@ -307,7 +307,7 @@ def test_our_serve_http_behind_the_proxy_with_a_token_from_the_environment_and_n
         "the proxy's environment (OAuth-only servers: get a token from the vendor's settings page, see the "
         "README's Remote servers)"
     )
-    assert "pflow-structure proxy: the MCP server at" in (tmp_path / "wrong.err").read_text()
+    assert "Error: the MCP server at" in (tmp_path / "wrong.err").read_text()
     cache = Path(os.environ["PFLOW_STRUCTURE_CACHE_DIR"])
     logs = Path(os.environ["PFLOW_STRUCTURE_FAILURE_LOG"]).parent
     files = [path for base in (cache, logs, tmp_path) if base.exists() for path in base.rglob("*") if path.is_file()]

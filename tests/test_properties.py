@@ -243,7 +243,7 @@ def test_every_suggestion_for_a_missing_path_is_a_path_that_parses(value: Any, s
 def test_the_tree_text_reads_back_into_the_structure_and_hidden_names_it_was_written_from(
     outputs: dict[str, Any],
 ) -> None:
-    """Item lines (``.items[0] (list, 3 items)``), quoted keys and hidden names, whole and filtered."""
+    """Item lines (``.items list, 3 items; each [0]:``), quoted keys and hidden names, whole and filtered."""
     from pflow_structure.filtering import choose_fields
     from pflow_structure.render.structure_text import tree_lines
     from tests.structure_text import parse_tree

@@ -94,9 +94,13 @@ def proxy(
                 "--header", "Authorization: Bearer ${GITHUB_TOKEN}"],
        "env": {"GITHUB_TOKEN": "..."}}
     """
-    from pflow_structure.mcp.proxy.run import run
+    from pflow_structure.errors import ParameterError
+    from pflow_structure.mcp.proxy.run import refuse_and_leave, run
 
-    upstream = _upstream(list(command), url, transport, headers, config_file, timeout)
+    try:
+        upstream = _upstream(list(command), url, transport, headers, config_file, timeout)
+    except ParameterError as exc:  # an unset ${VAR}, a bad --config: the client's initialize is told why
+        refuse_and_leave(str(exc))
     run(upstream, lambda: settings_for(ctx), budget=budget, start_timeout=start_timeout)
 
 

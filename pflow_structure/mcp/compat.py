@@ -46,8 +46,11 @@ def new_server(name: str, instructions: str, host: str) -> Any:
 
     cls = server_class()
     options: dict[str, Any] = {"instructions": instructions}
-    if "host" in inspect.signature(cls.__init__).parameters:
+    accepted = inspect.signature(cls.__init__).parameters
+    if "host" in accepted:
         options["host"] = host
+    if "log_level" in accepted:  # the SDK's INFO lines (one per HTTP request) are noise in a client's log
+        options["log_level"] = "WARNING"
     return cls(name, **options)
 
 
@@ -72,8 +75,9 @@ def http_app(server: Any, host: str) -> Any:
 
 
 def to_dict(model: Any) -> dict[str, Any]:
-    """A protocol object as its JSON form (camelCase keys in both majors)."""
-    found: dict[str, Any] = model.model_dump(by_alias=True, exclude_none=True, mode="json")
+    """A protocol object as its JSON form (camelCase keys in both majors), with only the fields we set:
+    mcp 2.x fills defaults such as ``resultType`` that older protocol versions do not define."""
+    found: dict[str, Any] = model.model_dump(by_alias=True, exclude_none=True, exclude_unset=True, mode="json")
     return found
 
 

@@ -11,6 +11,7 @@ parameter descriptions) at registration, and the types they name are imported in
 """
 
 import asyncio
+import inspect
 import json
 from collections.abc import Callable, Mapping
 from typing import Annotated, Any, Literal
@@ -187,7 +188,7 @@ def build_server(settings: Settings | None = None, *, host: str = "127.0.0.1") -
         return answer
 
     for tool in (registry_run, read_fields, edit_fields, list_nodes, describe_nodes):
-        server.tool(name=tool.__name__, description=tool.__doc__)(tool)
+        server.tool(name=tool.__name__, description=inspect.cleandoc(tool.__doc__ or ""))(tool)
     return server
 
 
@@ -197,12 +198,14 @@ def _fields_found(answer: Any) -> bool:
     return fields_found(answer)
 
 
-async def answer_from(call: Callable[[], Any], found: Callable[[Any], bool] | None = None) -> Any:
-    """Run a service call off the event loop; our errors become isError results with the CLI's words,
+async def answer_from(
+    call: Callable[[], Any], caller: str = "serve", found: Callable[[Any], bool] | None = None
+) -> Any:
+    """Run a service call off the event loop; our errors become isError results, their fixes told to ``caller``,
     and so does an answer for which ``found`` says nothing was found."""
     from pflow_structure.mcp.compat import tool_result
 
-    failed, value = await _run_service(call)
+    failed, value = await _run_service(call, caller)
     if failed is not None:
         return failed
     text = compact_json(value)
@@ -219,15 +222,15 @@ async def answer_read_fields(arguments: dict[str, Any], settings: Settings) -> d
     try:
         execution_id, paths, paging = read_arguments(arguments)
     except ParameterError as exc:
-        return to_dict(error_result(exc))
+        return to_dict(error_result(exc, "proxy"))
     format_name = arguments.get("format") or "json"
     if format_name != "json":  # the service refuses a name that is not in READ_FORMATS
-        return to_dict(await answer_read_text(execution_id, paths, format_name, paging, settings))
-    return to_dict(await answer_read_json(execution_id, paths, paging, settings))
+        return to_dict(await answer_read_text(execution_id, paths, format_name, paging, settings, "proxy"))
+    return to_dict(await answer_read_json(execution_id, paths, paging, settings, "proxy"))
 
 
 async def answer_read_json(
-    execution_id: str, field_paths: list[str], paging: ReadPaging, settings: Settings | None
+    execution_id: str, field_paths: list[str], paging: ReadPaging, settings: Settings | None, caller: str = "serve"
 ) -> Any:
     """``read_fields`` as JSON: the values within the budget, with ``_missing`` and ``_more``; isError
     when no path found anything (as ``read-fields`` exits 1)."""
@@ -243,7 +246,8 @@ async def answer_read_json(
             char_offset=paging.char_offset,
             max_tokens=paging.max_tokens,
             settings=settings,
-        )
+        ),
+        caller,
     )
     if failed is not None:
         return failed
@@ -251,7 +255,7 @@ async def answer_read_json(
     return tool_result(json.loads(text), text, is_error=not answer.found)
 
 
-async def answer_edit(arguments: Mapping[str, Any], settings: Settings | None) -> Any:
+async def answer_edit(arguments: Mapping[str, Any], settings: Settings | None, caller: str = "serve") -> Any:
     """The ``edit_fields`` tool (server and proxy): the new id and the structure of what changed, or a tool error."""
     from pflow_structure.errors import ParameterError
     from pflow_structure.mcp.tools import edit_arguments
@@ -260,27 +264,34 @@ async def answer_edit(arguments: Mapping[str, Any], settings: Settings | None) -
     try:
         execution_id, set_values, delete = edit_arguments(arguments)
     except ParameterError as exc:
-        return error_result(exc)
+        return error_result(exc, caller)
     return await answer_from(
-        lambda: edit_fields(execution_id, set_values, delete, settings=settings, changes_only=True)
+        lambda: edit_fields(execution_id, set_values, delete, settings=settings, changes_only=True), caller
     )
 
 
 async def resolved_or_error(
-    arguments: dict[str, Any], schema: Mapping[str, Any] | None, settings: Settings | None
+    arguments: dict[str, Any], schema: Mapping[str, Any] | None, settings: Settings | None, caller: str = "serve"
 ) -> tuple[dict[str, Any], Any]:
     """``(arguments with references replaced, None)``, or ``(arguments, tool error)`` when one does not
     resolve (before any tool sees the call). Off the event loop: a reference may read a large entry."""
     from pflow_structure.service.arguments import resolve_arguments
 
-    failed, resolved = await _run_service(lambda: resolve_arguments(arguments, schema=schema, settings=settings))
+    failed, resolved = await _run_service(
+        lambda: resolve_arguments(arguments, schema=schema, settings=settings), caller
+    )
     if failed is not None:
         return arguments, failed
     return resolved, None
 
 
 async def answer_read_text(
-    execution_id: str, field_paths: list[str], format_name: str, paging: ReadPaging, settings: Settings | None
+    execution_id: str,
+    field_paths: list[str],
+    format_name: str,
+    paging: ReadPaging,
+    settings: Settings | None,
+    caller: str = "serve",
 ) -> Any:
     """``read_fields`` in a text format: the text as the one block (no structuredContent, which would
     repeat every value as JSON), notes about values shown as JSON after it."""
@@ -297,7 +308,8 @@ async def answer_read_text(
             char_offset=paging.char_offset,
             max_tokens=paging.max_tokens,
             settings=settings,
-        )
+        ),
+        caller,
     )
     if failed is not None:
         return failed
@@ -321,21 +333,24 @@ async def answer_with_context(call: Callable[[], dict[str, Any]]) -> Any:
     return tool_result(structured, structured["context"] + (f"\n\nWarnings:{warnings}" if warnings else ""))
 
 
-async def _run_service(call: Callable[[], Any]) -> tuple[Any, Any]:
+async def _run_service(call: Callable[[], Any], caller: str = "serve") -> tuple[Any, Any]:
     """``(None, value)``, or ``(error result, None)`` when the call raised one of our errors."""
     from pflow_structure.errors import StructureError
 
     try:
         return None, await asyncio.to_thread(_quietly, call)
     except StructureError as exc:
-        return error_result(exc), None
+        return error_result(exc, caller), None
 
 
-def error_result(exc: Exception) -> Any:
-    """An isError result with the words the CLI prints for ``exc``."""
+def error_result(exc: Exception, caller: str = "serve") -> Any:
+    """An isError result with the words the CLI prints for ``exc``, its fix told to ``caller`` ("serve" or
+    "proxy": an MCP tool to call, not a shell command)."""
+    from pflow_structure.errors import StructureError
     from pflow_structure.mcp.compat import tool_result
 
-    return tool_result(None, f"Error: {exc}", is_error=True)
+    text = exc.told(caller) if isinstance(exc, StructureError) else str(exc)
+    return tool_result(None, f"Error: {text}", is_error=True)
 
 
 def _quietly(call: Callable[[], Any]) -> Any:

@@ -8,9 +8,9 @@ lines instead of repeating its prefix on every line::
     Execution ID: exec-1763463202-0cd0c8fe
 
     Template paths (indented lines extend the path above; ~N: average length):
-      result list, 100 items
-        [0].title str ~52
-        [0].milestone dict|null, in 31 of 100
+      result list, 100 items; each [0]:
+        .title str ~52
+        .milestone dict|null, in 31 of 100
           .title str ~5
 
 ``layout="flat"`` writes pflow's own lines instead, one full path each
@@ -89,10 +89,10 @@ def tree_lines(
     path's own lines, the keys the filter hid below it (``hidden``, see filtering/hidden.py).
 
     A container whose lines below all go through one item (``[0]`` of a list, ``[*]`` of a dict
-    with data keys) names that item on its own line, its own details in parentheses, so the
-    lines below extend the item and do not each repeat ``[0]``::
+    with data keys) ends its line with that item (``; each [0]:``), so the lines below extend the
+    item and do not each repeat ``[0]``; the line still reads as the container's, not as item 0's::
 
-        .Findings[0] (list, 20 items)
+        .Findings list, 20 items; each [0]:
           .Id str ~82
           .Title str ~23
     """
@@ -111,7 +111,8 @@ def tree_lines(
         shown = path[len(stack[-1]) :] if stack else path
         if path in items:
             item = items[path]
-            lines.append("  " * (len(stack) + 1) + f"{shown}{item[len(path) :]} ({describe_entry(entry, short=True)})")
+            step = item[len(path) :]
+            lines.append("  " * (len(stack) + 1) + f"{shown} {describe_entry(entry, short=True)}; each {step}:")
             stack.append(item)
             continue
         lines.append("  " * (len(stack) + 1) + f"{shown} {describe_entry(entry, short=True)}")

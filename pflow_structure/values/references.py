@@ -212,7 +212,7 @@ class _Resolver:
             self.entries[reference.execution_id] = entry
             return _value_at(entry, reference.path)
         except (ExecutionNotFoundError, ExecutionExpiredError, PathNotFoundError, PathSyntaxError) as exc:
-            raise UnresolvedReferenceError(_shown(reference), _location(where), str(exc)) from None
+            raise UnresolvedReferenceError(_shown(reference), _location(where), exc) from None
 
     def count(self, value: Any, reference: _Reference, where: Location) -> None:
         """Add the value's size (before any text is made of it) and refuse it over the cap."""

@@ -245,7 +245,12 @@ class Downstream:
         except TimeoutError:
             session.end()
             await self._settle(session)
-            raise self._start_failure(session, "it did not answer the MCP handshake in time") from None
+            slow = "it did not answer the MCP handshake in time"  # a remote one: diagnose() says what to check
+            if not self.upstream.remote:
+                slow = (
+                    f"it did not answer the MCP handshake within {self.start_timeout:g} s (slow? raise --start-timeout)"
+                )
+            raise self._start_failure(session, slow) from None
         except DownstreamError:
             session.end()
             await self._settle(session)

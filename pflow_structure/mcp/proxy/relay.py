@@ -29,7 +29,6 @@ from __future__ import annotations
 import contextlib
 import itertools
 import json
-import sys
 from typing import TYPE_CHECKING, Any
 
 import anyio
@@ -58,7 +57,7 @@ CLIENT_LEFT = "the client disconnected"  # the answer to what the server asks a 
 MAX_TOOL_PAGES = 100
 
 INSTRUCTIONS = (
-    "Answers from this server come through pflow-structure: a result too large to show comes back as an "
+    "Answers from this server come through pflow-structure {version}: a result too large to show comes back as an "
     "execution_id and its structure (template paths such as result[0].name with types and counts); call "
     "{read_tool} with that execution_id and only the paths you need. When you know the paths already, pass "
     "_fields to any tool to get their values in the same call."
@@ -104,6 +103,8 @@ class Proxy:
         self._in_flight = 0  # client requests not yet answered
         self._answered = anyio.Event()  # set each time one is
         self.client_left = False  # the client's input ended: what the server asks it gets an error
+        self.start_failure: DownstreamError | None = None  # why initialize failed (the proxy then exits 1)
+        self._reading = anyio.CancelScope()
 
     @property
     def settings(self) -> Settings:
@@ -117,15 +118,16 @@ class Proxy:
     async def run(self, read_stream: Any, write_stream: Any) -> None:
         """Relay until the client's input ends."""
         self.to_client = write_stream
-        async for message in read_stream:
-            if isinstance(message, Exception):
-                continue  # a line that is not JSON-RPC: the SDK's server skips it too
-            if "method" in message and "id" in message:
-                self.group.start_soon(self._answer, message)
-            elif "method" in message:
-                await self._client_notification(message)
-            elif message.get("id") is not None:
-                await self._client_answer(message)
+        with self._reading:  # cancelled when initialize failed: the proxy leaves without waiting for its input
+            async for message in read_stream:
+                if isinstance(message, Exception):
+                    continue  # a line that is not JSON-RPC: the SDK's server skips it too
+                if "method" in message and "id" in message:
+                    self.group.start_soon(self._answer, message)
+                elif "method" in message:
+                    await self._client_notification(message)
+                elif message.get("id") is not None:
+                    await self._client_answer(message)
         self.client_left = True
         for ask_id in list(self._asked):  # the server's questions the client can no longer answer
             await self._client_answer(_error(ask_id, CLIENT_LEFT))
@@ -158,13 +160,15 @@ class Proxy:
                     answer = await handler(request)
                 except DownstreamError as exc:
                     answer = _error(request["id"], str(exc))
-                    if request["method"] == "initialize":  # clients show a server's stderr in their logs
-                        print(f"pflow-structure proxy: {exc}", file=sys.stderr)
+                    if request["method"] == "initialize":  # no session can follow: answer, then leave (exit 1)
+                        self.start_failure = exc
                 finally:
                     self._forwarded.pop(request["id"], None)
                     self._scopes.pop(request["id"], None)
             if answer is not None:  # none for a cancelled request, as the protocol asks
                 await self.send_client(answer)
+            if self.start_failure is not None:
+                self._reading.cancel()
         finally:
             self._in_flight -= 1
             self._answered.set()
@@ -235,10 +239,9 @@ class Proxy:
         self.initialized = True
         result = dict(self.downstream.init_result)
         result["capabilities"] = {"tools": {}, **(result.get("capabilities") or {})}
-        info = result.get("serverInfo") or {}
-        result["serverInfo"] = {"name": f"{info.get('name', 'mcp-server')} via pflow-structure",
-                                "version": __version__}  # fmt: skip
-        parts = (result.get("instructions"), INSTRUCTIONS.format(read_tool=self.read_tool))
+        # serverInfo stays the server's own (name, title, version): clients show it and key settings by it;
+        # that pflow-structure answers in front of it is said in the instructions.
+        parts = (result.get("instructions"), INSTRUCTIONS.format(read_tool=self.read_tool, version=__version__))
         result["instructions"] = "\n\n".join(part for part in parts if part)
         return _result(request["id"], result)
 
@@ -365,7 +368,7 @@ class Proxy:
         if name == self.read_tool:
             answer = await answer_read_fields(arguments, self.settings)
         else:
-            answer = edit_answer(to_dict(await answer_edit(arguments, self.settings)))
+            answer = edit_answer(to_dict(await answer_edit(arguments, self.settings, "proxy")))
         await anyio.to_thread.run_sync(record_read, self.settings, arguments.get("execution_id"), answer)
         return answer
 
@@ -381,7 +384,7 @@ class Proxy:
         if name not in self.schemas and not self._read_tool_known:
             with contextlib.suppress(DownstreamError):
                 await self._choose_read_tool()  # lists every page of tools, with their input schemas
-        return await resolved_or_error(arguments, self.schemas.get(name), self.settings)
+        return await resolved_or_error(arguments, self.schemas.get(name), self.settings, "proxy")
 
     def _shape(
         self, tool: str, arguments: dict[str, Any], result: dict[str, Any], want: str | None, fields: list[str] | None

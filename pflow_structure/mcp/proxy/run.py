@@ -4,6 +4,9 @@
 :func:`serve` runs one :class:`~pflow_structure.mcp.proxy.Proxy` over this process's stdin and
 stdout (or given streams). When the client closes its input, the calls still in flight are
 answered before the proxy exits, within the upstream's network timeout (30 s by default).
+A proxy that cannot start (its server exits, cannot be reached, refuses the credentials, or does
+not answer the handshake; an unset header variable) answers the client's ``initialize`` with why,
+as a JSON-RPC error, and exits 1 at once, without waiting for its input to close.
 """
 
 from __future__ import annotations
@@ -13,7 +16,7 @@ import os
 import signal
 import sys
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NoReturn
 
 import anyio
 
@@ -29,6 +32,8 @@ if TYPE_CHECKING:
 __all__ = ["run", "serve"]
 
 LEAVING_CHECK = 2.0  # seconds to tell a command that failed from a client that left before initialize
+INTERNAL_ERROR = -32603
+REFUSE_WAIT = 30.0  # seconds a proxy that cannot start waits for the client's initialize, to answer why
 
 
 async def serve(
@@ -56,13 +61,16 @@ async def serve(
         await anyio.sleep(0)  # the server starts now; the rest of the set-up runs meanwhile
         try:
             proxy._settings = settings() if callable(settings) else settings
-        except StructureError as exc:  # a bad setting in the environment: said at start
+        except StructureError as exc:  # a bad setting in the environment: said at start, and to initialize
             failure = exc
+            await refuse(str(exc), streams)
         else:
             if ready is not None:
                 ready(proxy)
             await _relay(proxy, streams, upstream.timeout)
-            if not proxy.initialized:
+            if proxy.start_failure is not None:
+                failure = proxy.start_failure
+            elif not proxy.initialized:
                 failure = await proxy.downstream.failed_start(LEAVING_CHECK)
         await proxy.downstream.close()
         group.cancel_scope.cancel()
@@ -74,18 +82,38 @@ async def _relay(proxy: Proxy, streams: tuple[Any, Any] | None, finish_within: f
     """Relay until the client's input ends, then let the calls in flight be answered (for at most
     ``finish_within`` seconds) while the output is still open: a client that closes its input
     first and reads on still gets its answers."""
+    async with _client(streams) as (read_stream, write_stream):
+        await proxy.run(read_stream, write_stream)
+        await proxy.finish(finish_within)
+
+
+def _client(streams: tuple[Any, Any] | None) -> Any:
+    """The client's (receive, send) message streams: this process's stdio, or the SDK's message
+    streams (tests run the proxy in process this way)."""
     if streams is None:
         from pflow_structure.mcp.proxy.stdio import own_stdio
 
-        async with own_stdio() as (read_stream, write_stream):
-            await proxy.run(read_stream, write_stream)
-            await proxy.finish(finish_within)
-    else:  # the SDK's message streams (tests run the proxy in process this way)
-        from pflow_structure.mcp.compat import as_dicts
+        return own_stdio()
+    from pflow_structure.mcp.compat import as_dicts
 
-        async with as_dicts(*streams) as (read_stream, write_stream):
-            await proxy.run(read_stream, write_stream)
-            await proxy.finish(finish_within)
+    return as_dicts(*streams)
+
+
+async def refuse(text: str, streams: tuple[Any, Any] | None = None) -> None:
+    """For a proxy that cannot start (an unset header variable, a bad setting): answer the client's
+    ``initialize`` (and any request before it) with ``text`` as a JSON-RPC error, so that the client
+    shows why, not just "Connection closed". Waits at most ``REFUSE_WAIT`` seconds for it; returns at
+    once when stdin is a terminal (a person, who reads the error on stderr)."""
+    if streams is None and sys.stdin.isatty():
+        return
+    async with _client(streams) as (read_stream, write_stream):
+        with anyio.move_on_after(REFUSE_WAIT):
+            async for message in read_stream:
+                if isinstance(message, dict) and "method" in message and "id" in message:
+                    error = {"code": INTERNAL_ERROR, "message": text}
+                    await write_stream.send({"jsonrpc": "2.0", "id": message["id"], "error": error})
+                    if message["method"] == "initialize":
+                        return
 
 
 def run(
@@ -106,10 +134,12 @@ def run(
 
         track(process)  # stopped on the way out, even if the event loop never reached it
     terminated = _TerminateAsInterrupt()
+    failure: Exception | None = None
     try:
         anyio.run(lambda: serve(upstream, settings, budget=budget, start_timeout=start_timeout, process=process))
-    except DownstreamError as exc:
-        raise StructureError(str(exc)) from None
+    except (DownstreamError, StructureError) as exc:  # a start-up failure, already answered to initialize
+        failure = exc
+        interrupted = False
     except KeyboardInterrupt:
         print(f"pflow-structure proxy: {'terminated' if terminated.seen else 'interrupted'}", file=sys.stderr)
         interrupted = True
@@ -124,6 +154,24 @@ def run(
         with contextlib.suppress(Exception):
             sys.stderr.flush()
         os._exit(128 + (signal.SIGTERM if terminated.seen else signal.SIGINT))
+    if failure is not None:
+        leave(str(failure))
+
+
+def refuse_and_leave(text: str) -> NoReturn:
+    """The CLI's way out for a proxy that cannot start before it runs (an unset header variable):
+    the client's ``initialize`` is answered with ``text`` (:func:`refuse`), then exit 1."""
+    anyio.run(refuse, text)
+    leave(text)
+
+
+def leave(text: str) -> NoReturn:
+    """``Error: text`` on stderr and exit 1 now, as the CLI's errors do; without waiting for the
+    input (a thread may still block on reading stdin, which Python would wait for at exit)."""
+    print(f"Error: {text}", file=sys.stderr)
+    with contextlib.suppress(Exception):
+        sys.stderr.flush()
+    os._exit(1)
 
 
 class _TerminateAsInterrupt:

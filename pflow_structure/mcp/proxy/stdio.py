@@ -263,8 +263,11 @@ async def spawn(command: list[str], process: subprocess.Popen[bytes] | None = No
     outgoing, outgoing_receive = anyio.create_memory_object_stream[Any](BUFFER)
 
     async def write(data: bytes) -> None:
-        await stdin.write(data)
-        await stdin.flush()
+        try:
+            await stdin.write(data)
+            await stdin.flush()
+        except ValueError:  # its stdin was closed under the write (the process is being stopped): a broken pipe
+            raise BrokenPipeError(f"the stdin of {command[0]} is closed") from None
 
     async with anyio.create_task_group() as group:
         group.start_soon(_lines, stdout.read1, incoming_send)
@@ -323,6 +326,14 @@ def _exited(process: subprocess.Popen[bytes], seconds: float) -> bool:
     return True
 
 
+async def _read_stdin(size: int) -> bytes:
+    """Up to ``size`` bytes of this process's stdin; a read still blocked when the proxy leaves before
+    its input ends (a start-up failure) is abandoned, and the process exits without waiting for it."""
+    read1: Any = sys.stdin.buffer.read1  # type: ignore[union-attr]  # a BufferedReader, typed as BinaryIO
+    found: bytes = await anyio.to_thread.run_sync(read1, size, abandon_on_cancel=True)
+    return found
+
+
 @contextlib.asynccontextmanager
 async def own_stdio() -> AsyncIterator[tuple[Any, Any]]:
     """This process's stdin and stdout as (receive, send) message streams; stdout is kept for
@@ -330,7 +341,6 @@ async def own_stdio() -> AsyncIterator[tuple[Any, Any]]:
     protocol_fd = os.dup(sys.stdout.fileno())
     sys.stdout.flush()
     os.dup2(sys.stderr.fileno(), sys.stdout.fileno())
-    stdin = anyio.wrap_file(sys.stdin.buffer)
     stdout = anyio.wrap_file(os.fdopen(protocol_fd, "wb"))
     incoming_send, incoming = anyio.create_memory_object_stream[Any](BUFFER)
     outgoing, outgoing_receive = anyio.create_memory_object_stream[Any](BUFFER)
@@ -340,7 +350,7 @@ async def own_stdio() -> AsyncIterator[tuple[Any, Any]]:
     async def read() -> None:
         async with incoming_send:
             with contextlib.suppress(anyio.ClosedResourceError, anyio.BrokenResourceError):
-                async for line in _split(stdin.read1, limit):
+                async for line in _split(_read_stdin, limit):
                     if isinstance(line, TooLong):
                         text = too_long_text(line, limit, "client")
                         print(text, file=sys.stderr, flush=True)
