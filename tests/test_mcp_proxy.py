@@ -89,13 +89,11 @@ def failures() -> list[dict[str, Any]]:
     return read_failures(Path(os.environ["PFLOW_STRUCTURE_FAILURE_LOG"]))
 
 
-def assert_well_formed(record: dict[str, Any], operation: str, stage: str) -> None:
+def assert_well_formed(record: dict[str, Any], operation: str, stage: str, error: str) -> None:
     assert set(record) >= {"timestamp", "operation", "input_bytes", "error", "stage", "command"}
-    assert record["operation"] == operation
-    assert record["stage"] == stage
+    assert (record["operation"], record["stage"], record["error"]) == (operation, stage, error)
     assert record["timestamp"].endswith("Z") and record["timestamp"][:2] == "20"
     assert isinstance(record["input_bytes"], int) and record["input_bytes"] > 0
-    assert record["error"]
 
 
 @pytest.fixture
@@ -323,9 +321,12 @@ def test_malformed_json_from_downstream_comes_back_raw_with_one_log_line() -> No
     assert proxied == direct  # small and large alike: the original answer
     records = failures()
     assert len(records) == 2
-    for record in records:
-        assert_well_formed(record, "malformed", "transform")
-        assert "does not parse" in record["error"]
+    quotes = (
+        "MalformedJSONError: text starts like JSON but does not parse: "
+        "Expecting property name enclosed in double quotes"
+    )
+    assert_well_formed(records[0], "malformed", "transform", f"{quotes}: line 36 column 8 (char 559)")
+    assert_well_formed(records[1], "malformed", "transform", f"{quotes}: line 5197 column 8 (char 81605)")
     assert records[1]["input_bytes"] > records[0]["input_bytes"]
 
 
@@ -383,8 +384,9 @@ def test_a_transformation_that_raises_gives_the_raw_result_and_one_log_line(monk
     records = failures()
     assert [record["operation"] for record in records] == ["big", "small"]
     for record in records:
-        assert_well_formed(record, record["operation"], "transform")
-        assert record["error"] == "RuntimeError: forced failure in the transformation"
+        assert_well_formed(
+            record, record["operation"], "transform", "RuntimeError: forced failure in the transformation"
+        )
 
 
 def test_read_fields_errors_come_back_as_tool_errors_with_the_cli_words() -> None:
@@ -401,10 +403,18 @@ def test_read_fields_errors_come_back_as_tool_errors_with_the_cli_words() -> Non
         ]
 
     missing, bad_paths, no_id, bad_format = in_session([*PROXY, "--", *FAULTY], work)
-    assert bad_format["isError"] and "format must be one of text, json, auto" in texts(bad_format)[0]
-    assert missing["isError"] and "Execution not found" in texts(missing)[0]
-    assert bad_paths["isError"] and "field_paths must be a list" in texts(bad_paths)[0]
-    assert no_id["isError"] and "execution_id is required" in texts(no_id)[0]
+    assert [(answer["isError"], texts(answer)) for answer in (missing, bad_paths, no_id, bad_format)] == [
+        (
+            True,
+            [
+                "Error: Execution not found: exec-1-deadbeef. "
+                "Run the node again with `pflow-structure run NODE ...` to get a new execution id."
+            ],
+        ),
+        (True, ['Error: field_paths must be a list of paths, e.g. ["result[0].name"]']),
+        (True, ["Error: execution_id is required: the execution_id from the cached answer"]),
+        (True, ["Error: format must be one of text, json, auto, outline, lines, table, toon, not 'xml'"]),
+    ]
 
 
 # -- the command line --------------------------------------------------------------------------
