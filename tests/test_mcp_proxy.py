@@ -1,14 +1,16 @@
 """`pflow-structure proxy` in front of real MCP servers, driven by the SDK's own client.
 
-The npm servers (@modelcontextprotocol/server-filesystem and server-memory) are installed by
-`.ci/run` into `.npm-servers/` (or the directory in PFLOW_STRUCTURE_NPM_SERVERS); without them
-these tests skip, unless PFLOW_STRUCTURE_REQUIRE_NPM=1 (as in CI) turns the skip into a failure.
+The npm servers pinned in tests/npm-servers.txt are installed by the suite itself, when npm is on
+PATH and they are missing, into `.npm-servers/` (or the directory in PFLOW_STRUCTURE_NPM_SERVERS;
+see tests/npm_servers.py); without npm these tests skip with the install line, unless
+PFLOW_STRUCTURE_REQUIRE_NPM=1 (as in CI) turns the skip into a failure.
 The faulty server is ours (tests/servers/faulty_mcp_server.py), started for real as well.
 """
 
 from __future__ import annotations
 
 import asyncio
+import functools
 import json
 import os
 import shutil
@@ -21,23 +23,28 @@ from typing import Any
 import pytest
 
 from pflow_structure.render.failure_log import read_failures
+from tests import npm_servers
 from tests.conftest import REPO
 from tests.structure_text import cached, cached_id
 
-NPM_INSTALL = (
-    "npm install --prefix .npm-servers @modelcontextprotocol/server-filesystem@2026.8.31 "
-    "@modelcontextprotocol/server-memory@2026.8.31 @modelcontextprotocol/server-everything@2026.8.31"
-)
 FAULTY = [sys.executable, str(REPO / "tests" / "servers" / "faulty_mcp_server.py")]
 PROXY = [sys.executable, "-m", "pflow_structure", "proxy"]
 TIMEOUT = 180
 
 
+@functools.cache
+def _npm_servers_ready() -> str | None:
+    """Install the pinned npm servers when missing, once per process (the lock makes it once per run)."""
+    run_id = os.environ.get("PYTEST_XDIST_TESTRUNUID", "")
+    return npm_servers.ensure_installed(npm_servers.servers_dir(), npm_servers.pinned(), run_id=run_id)
+
+
 def npm_server(name: str) -> str:
-    base = Path(os.environ.get("PFLOW_STRUCTURE_NPM_SERVERS") or REPO / ".npm-servers")
+    base = npm_servers.servers_dir()
     found = base / "node_modules" / ".bin" / name
-    if not found.exists():
-        message = f"{name} is not installed in {base}; run: {NPM_INSTALL}"
+    why = _npm_servers_ready()
+    if why is not None or not found.exists():
+        message = f"{name} is not installed in {base}: {why or 'not among the pins of tests/npm-servers.txt'}"
         if os.environ.get("PFLOW_STRUCTURE_REQUIRE_NPM") == "1":
             pytest.fail(message)
         pytest.skip(message)
