@@ -57,6 +57,14 @@ def missing(base: Path, pins: Sequence[str]) -> list[str]:
     return absent
 
 
+def _npm_error(stderr: str) -> str:
+    """npm's error code and its first line of detail: ``ETARGET: notarget No matching version ...``."""
+    lines = [line.removeprefix("npm error ").strip() for line in stderr.splitlines() if line.startswith("npm error ")]
+    code = next((line.split()[1] for line in lines if line.startswith("code ")), None)
+    detail = next((line for line in lines if line.split(" ", 1)[0] not in ("code", "syscall", "errno")), "no message")
+    return f"{code}: {detail}" if code else detail
+
+
 def ensure_installed(base: Path, pins: Sequence[str], *, npm: Sequence[str] = ("npm",), run_id: str = "") -> str | None:
     """Install the missing ``pins`` into ``base``; None when all are there, else why not (one line).
 
@@ -84,7 +92,6 @@ def ensure_installed(base: Path, pins: Sequence[str], *, npm: Sequence[str] = ("
         if done.returncode == 0 and not missing(base, pins):
             failure.unlink(missing_ok=True)
             return None
-        last = (done.stderr.strip().splitlines() or ["no message"])[-1]
-        error = f"npm install failed (exit {done.returncode}: {last}); run: {install_line(pins)}"
+        error = f"npm install failed (exit {done.returncode}: {_npm_error(done.stderr)}); run: {install_line(pins)}"
         failure.write_text(json.dumps({"run_id": run_id, "error": error}), encoding="utf-8")
         return error
