@@ -179,7 +179,10 @@ def litellm_ready() -> Iterator[Any]:
     """litellm imported (without fetching its price map) and warmed up, once for the module."""
     with pytest.MonkeyPatch.context() as patch:
         patch.setenv("LITELLM_LOCAL_MODEL_COST_MAP", "True")
-        litellm = pytest.importorskip("litellm")
+        litellm = pytest.importorskip(
+            "litellm",
+            reason="litellm is not installed: pip install -e '.[test]' (or pip install 'pflow-structure[llm]')",
+        )
         llm.preload()
     yield litellm
 

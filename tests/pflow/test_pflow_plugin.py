@@ -260,13 +260,19 @@ def test_read_fields_reads_keys_the_way_pflow_writes_them() -> None:
     assert text.splitlines() == ["stdout.9lives: 1", "stdout.k.0: zero", "stdout.a b: 2"]
 
 
+NO_PARAM_CHECK = "this pflow release has no unknown-param check (0.10 added it): pip install pflow-cli==0.10.0 'mcp<2'"
+
+
 def test_pflow_does_not_warn_that_structure_only_is_an_unknown_parameter() -> None:
     validator = pytest.importorskip(
-        "pflow.core.workflow.validator", reason="this pflow release has no unknown-param check (0.10 added it)"
+        "pflow.core.workflow.validator",
+        reason=NO_PARAM_CHECK,
     )
     check = getattr(validator.WorkflowValidator, "_validate_unknown_params", None)
     if check is None:
-        pytest.skip("this pflow release has no unknown-param check")
+        pytest.skip(
+            "this pflow release has no unknown-param check (0.10 added it): pip install pflow-cli==0.10.0 'mcp<2'"
+        )
     from pflow.registry import Registry
 
     plugin.install()
