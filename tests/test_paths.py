@@ -215,3 +215,14 @@ def test_string_nested_deeper_than_the_json_parser_allows_is_not_read_through() 
     with pytest.raises(PathNotFoundError) as caught:
         resolve({"a": deep}, "a[0]")
     assert caught.value.reason == "[0] needs a list but found a string of 200000 chars."
+
+
+def test_the_wildcard_stays_one_object_through_pickle_and_copy() -> None:
+    """Parsed paths cross process boundaries (xdist, multiprocessing): ``is WILDCARD`` must still hold."""
+    import copy
+    import pickle
+
+    parsed = parse_path("a[*].b")
+    assert pickle.loads(pickle.dumps(parsed)) == parsed
+    assert pickle.loads(pickle.dumps(WILDCARD)) is WILDCARD
+    assert copy.deepcopy(WILDCARD) is WILDCARD and repr(WILDCARD) == "WILDCARD"

@@ -469,3 +469,23 @@ def test_json_text_is_never_the_same_shape_as_a_dict() -> None:
         assert not any("same_as" in entry for entry in structure.values())
         assert {"d.a", "s.a"} <= set(structure)
         assert_structure_reads_back(outputs, structure)
+
+
+def test_a_union_of_equally_frequent_types_puts_str_before_int() -> None:
+    outputs = {"a": [{"x": "ab"}, {"x": 1}]}
+    assert _structure(outputs)["a[0].x"] == {"type": "str|int", "avg_length": 2}
+
+
+def test_key_names_stop_one_character_past_120() -> None:
+    keys = {"k" * 59 + "0": {"x": 1}, "k" * 60 + "1": {"x": 2}, "k" * 59 + "2": {"x": 3}}  # 60 + 61 = 121
+    assert _structure({"p": keys})["p"]["key_names"] == ["k" * 59 + "0"]
+
+
+def test_ten_named_dicts_sharing_their_keys_are_records_keyed_by_name() -> None:
+    """Past the small-dict rule (8 keys and more): still one [*] when the values share their keys."""
+    names = ["owner", "repo", "page", "sort", "order", "state", "labels", "since", "per_page", "direction"]
+    outputs = {"p": {name: {"type": "string", "description": f"the {name}"} for name in names}}
+    structure = _structure(outputs)
+    assert [path for path in structure if path.startswith("p")] == ["p", "p[*].type", "p[*].description"]
+    assert structure["p"]["keys"] == 10
+    assert_structure_reads_back(outputs, infer_structure(outputs).structure)
