@@ -18,7 +18,7 @@ from typing import Any
 import pytest
 from click.testing import CliRunner
 
-from pflow_structure.cache.ids import is_valid_execution_id
+from pflow_structure.cache.ids import is_valid_execution_id, validate_execution_id
 from pflow_structure.cache.store import ExecutionCache
 from pflow_structure.errors import ExecutionNotFoundError, InvalidExecutionIdError
 from pflow_structure.service import read_fields
@@ -165,6 +165,7 @@ def test_an_id_of_exactly_32_characters_is_accepted_and_reads_back(tmp_path: Pat
     """The length limit is inclusive: 32 characters read (33 are refused: HOSTILE_IDS)."""
     longest = "exec-123456789012-0123456789abcd"
     assert len(longest) == 32 and is_valid_execution_id(longest)
+    assert validate_execution_id(longest) == longest  # the Redis store builds its key from the return value
     assert not is_valid_execution_id(longest + "e")
     cache = ExecutionCache(tmp_path / "cache")
     (tmp_path / "cache").mkdir()

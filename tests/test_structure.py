@@ -489,3 +489,11 @@ def test_ten_named_dicts_sharing_their_keys_are_records_keyed_by_name() -> None:
     assert [path for path in structure if path.startswith("p")] == ["p", "p[*].type", "p[*].description"]
     assert structure["p"]["keys"] == 10
     assert_structure_reads_back(outputs, infer_structure(outputs).structure)
+
+
+def test_eight_keys_of_24_characters_or_more_look_like_data_and_are_summarised() -> None:
+    """Long keys are ids or hashes more often than field names, even without a digit."""
+    keys = {f"{name}_session_token_for_user": "x" for name in "abcdefgh"}  # 24 characters each
+    assert _structure({"p": keys})["p"]["dynamic_keys"] is True
+    shorter = {f"{name}_session_token_for_use": "x" for name in "abcdefgh"}  # 23: field names
+    assert "dynamic_keys" not in _structure({"p": shorter})["p"]
