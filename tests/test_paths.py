@@ -226,3 +226,21 @@ def test_the_wildcard_stays_one_object_through_pickle_and_copy() -> None:
     assert pickle.loads(pickle.dumps(parsed)) == parsed
     assert pickle.loads(pickle.dumps(WILDCARD)) is WILDCARD
     assert copy.deepcopy(WILDCARD) is WILDCARD and repr(WILDCARD) == "WILDCARD"
+
+
+def test_a_quoted_key_that_is_one_backslash_parses_and_a_filter_after_it_is_jsonpath() -> None:
+    """An escape skips exactly the escaped character: the quote right after it closes the key."""
+    assert parse_path('a["\\\\"].b') == ("a", "\\", "b")
+    assert format_path(("a", "\\", "b")) == 'a["\\\\"].b'
+    assert is_jsonpath('a["\\\\"][?(@.x)]') is True
+    assert is_jsonpath('a["\\"[?"]') is False  # the [? is inside the quoted key
+
+
+def test_a_template_covers_a_path_only_where_it_holds_the_wildcard() -> None:
+    from pflow_structure.paths import template_covers
+
+    assert template_covers("result.methods[*].path", "result.methods.list.path") is True
+    assert template_covers("a[*].b", "a[3].b") is True
+    assert template_covers("a[0].b", "a[3].b") is False
+    assert template_covers("a.x", "a.y") is False
+    assert template_covers("a[*]", "a[0].b") is False

@@ -497,3 +497,17 @@ def test_eight_keys_of_24_characters_or_more_look_like_data_and_are_summarised()
     assert _structure({"p": keys})["p"]["dynamic_keys"] is True
     shorter = {f"{name}_session_token_for_use": "x" for name in "abcdefgh"}  # 23: field names
     assert "dynamic_keys" not in _structure({"p": shorter})["p"]
+
+
+def test_an_average_list_length_keeps_one_decimal() -> None:
+    assert _structure({"e": [[1], [2, 3], [4, 5]]})["e[0]"] == {
+        "type": "list",
+        "length": 1.7,
+        "min_length": 1,
+        "max_length": 2,
+    }
+
+
+def test_filter_signals_are_gathered_for_scalar_leaves_only() -> None:
+    inferred = infer_structure({"a": [1, 2, 3], "b": "x", "c": {"d": True}, "e": [[1], [2, 3]]})
+    assert sorted(inferred.signals) == ["a[0]", "b", "c.d", "e[0][0]"]
