@@ -244,3 +244,20 @@ def test_a_template_covers_a_path_only_where_it_holds_the_wildcard() -> None:
     assert template_covers("a[0].b", "a[3].b") is False
     assert template_covers("a.x", "a.y") is False
     assert template_covers("a[*]", "a[0].b") is False
+
+
+def test_a_key_on_a_list_says_it_is_a_list_and_suggests_the_item_paths() -> None:
+    with pytest.raises(PathNotFoundError) as caught:
+        resolve({"a": [1, 2, 3]}, "a.b")
+    assert str(caught.value) == "a.b: a is a list of 3 items, not a dict. Did you mean a[0].b, a[*].b?"
+
+
+def test_describe_value_names_the_kind_and_size() -> None:
+    from pflow_structure.paths.resolve import describe_value
+
+    assert [describe_value(v) for v in ([1, 2, 3], {"k": 1}, [], True)] == [
+        "a list of 3 items",
+        "a dict of 1 key",
+        "a list of 0 items",
+        "a bool",
+    ]
