@@ -52,3 +52,29 @@ def test_a_passing_step_prints_its_duration() -> None:
     assert done.returncode == 0
     assert re.search(r"^== the step: \d+ s$", done.stdout, re.MULTILINE)
     assert done.stdout.endswith("after\n")
+
+
+def _functions(*names: str) -> str:
+    found = []
+    for name in names:
+        match = re.search(rf"^{name}\(\) \{{\n.*?^\}}\n", CI, re.MULTILINE | re.DOTALL)
+        assert match is not None, name
+        found.append(match.group(0))
+    return "\n".join(found)
+
+
+def test_a_missing_interpreter_fails_its_step_with_the_install_line(tmp_path: Path) -> None:
+    """A compatibility run that cannot start fails CI: it never prints "skipped" and passes."""
+    script = (
+        f"set -euo pipefail\nsummary=()\nwork={tmp_path}\n"
+        f"{_step_function()}\n{_functions('find_python', 'python_venv')}\n"
+        "step 'the suite on Python 2.9' python_venv 2.9\necho after\n"
+    )
+    env = {"PATH": "/usr/bin:/bin", "PYENV_ROOT": str(tmp_path / "no-pyenv")}
+    done = subprocess.run(["bash", "-c", script], capture_output=True, text=True, check=False, env=env)
+    assert done.returncode == 1
+    assert done.stderr == (
+        f"Python 2.9 not found here (on PATH, or under {tmp_path}/no-pyenv/versions); "
+        "install it (pyenv install 2.9): the package supports 3.10 to 3.13 and CI must show it\n"
+    )
+    assert "== FAILED (exit 1) after" in done.stdout and "after\n" not in done.stdout

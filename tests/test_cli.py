@@ -259,13 +259,7 @@ def test_unknown_execution_id_exits_1_with_execution_not_found() -> None:
     )
 
 
-def test_malformed_execution_id_exits_1_with_execution_not_found() -> None:
-    outcome = invoke("read-fields", "../../etc/passwd", "result")
-    assert outcome.exit_code == 1
-    assert outcome.stderr == (
-        "Error: Execution not found: '../../etc/passwd' is not a valid execution id. "
-        "Ids look like exec-1763463202-0cd0c8fe; copy the one printed by `pflow-structure run`.\n"
-    )
+# A malformed execution id (exit 1, the exact text, no file touched): tests/test_security.py, its one home.
 
 
 def test_expired_execution_exits_1_with_execution_expired(isolated_cache: Path) -> None:
@@ -398,8 +392,8 @@ def test_run_json_prints_the_result_dict() -> None:
     assert re.fullmatch(ID_PATTERN, result["execution_id"])
     assert result["structure"]["result[0].title"] == {"type": "str", "avg_length": 41}
     assert result["filtered"] is True and result["filter"] == "heuristic"
-    assert result["field_count"] <= 40 < result["original_field_count"]  # at most the target; the token budget decides
-    assert result["hidden_fields"] == result["original_field_count"] - result["field_count"]
+    # 110 fields in all; the heuristic keeps 28 (at most the target of 40; the token budget decides)
+    assert (result["field_count"], result["original_field_count"], result["hidden_fields"]) == (28, 110, 82)
     assert "result[0].url" not in result["structure"] and "result[0].node_id" not in result["structure"]
 
 
@@ -418,8 +412,6 @@ def test_all_fields_lists_everything_and_the_filter_can_be_turned_off(monkeypatc
 
 
 def test_run_text_lists_template_paths_and_a_summary() -> None:
-    counts = run_json("read-json", f"path={ISSUES}", "--max-paths", "2")
-    fields, omitted = counts["field_count"], counts["omitted_paths"]
     outcome = invoke("run", "read-json", f"path={ISSUES}", "--max-paths", "2")
     execution_id = re.search(ID_PATTERN, outcome.stdout)
     assert execution_id
@@ -432,8 +424,8 @@ def test_run_text_lists_template_paths_and_a_summary() -> None:
         "    [0].url str ~57\n"
         "\n"
         "Node type: read-json\n"
-        f"Field count: {fields}, not filtered\n"
-        f"Omitted paths: {omitted} deeper paths not listed; read a parent path with read-fields, "
+        "Field count: 110, not filtered\n"
+        "Omitted paths: 66 deeper paths not listed; read a parent path with read-fields, "
         "or run again with --max-paths N (PFLOW_STRUCTURE_MAX_PATHS)\n"
         f"Read values: pflow-structure read-fields {execution_id[0]} 'result[0].url'\n"
     )
@@ -593,9 +585,10 @@ def test_cache_list_on_an_empty_cache_says_so(isolated_cache: Path) -> None:
 def test_cache_list_marks_expired_entries(isolated_cache: Path) -> None:
     old = ExecutionCache(isolated_cache, clock=lambda: dt.datetime.now().timestamp() - 25 * 3600)
     execution_id = old.put("read-json", {}, {"result": 1}).execution_id
-    (line,) = invoke("cache", "list").stdout.splitlines()
-    assert line.startswith(execution_id)
-    assert line.endswith(" B  expired")
+    outcome = invoke("cache", "list")
+    assert outcome.exit_code == 0
+    # the age is 25 h and however long the listing took (a loaded machine), hence 25.dd
+    assert re.fullmatch(rf"{execution_id}    25\.\d\d h         202 B  expired\n", outcome.stdout), outcome.stdout
 
 
 def test_cache_list_json_lists_entries() -> None:

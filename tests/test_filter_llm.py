@@ -179,7 +179,10 @@ def litellm_ready() -> Iterator[Any]:
     """litellm imported (without fetching its price map) and warmed up, once for the module."""
     with pytest.MonkeyPatch.context() as patch:
         patch.setenv("LITELLM_LOCAL_MODEL_COST_MAP", "True")
-        litellm = pytest.importorskip("litellm")
+        litellm = pytest.importorskip(
+            "litellm",
+            reason="litellm is not installed: pip install -e '.[test]' (or pip install 'pflow-structure[llm]')",
+        )
         llm.preload()
     yield litellm
 
@@ -206,6 +209,7 @@ class FakeAnthropic:
         self.mode = "good"
         self.text = json.dumps({"keep": GOOD_KEEP})
         self.requests: list[dict[str, Any]] = []
+        self.answers_sent = 0  # answers begun (a trickling one counts when its last byte is written)
         self.stop = threading.Event()
         self.lock = threading.Lock()
         self.server: ThreadingHTTPServer | None = None
@@ -223,10 +227,9 @@ class FakeAnthropic:
             )
 
 
-# A slow server answers long after any deadline, so a test tells "the deadline fired" from "the
-# server answered" with room for a loaded machine: bounds are the deadline plus GRACE, far below it.
+# A slow server answers long after any deadline: a test tells "the deadline fired" from "the server
+# answered" by the server's own count of answers sent (0 when the error came), never by a clock.
 SLOW_ANSWER = 30.0
-GRACE = 3.0
 
 
 def _handler(fake: FakeAnthropic) -> type[BaseHTTPRequestHandler]:
@@ -241,6 +244,7 @@ def _handler(fake: FakeAnthropic) -> type[BaseHTTPRequestHandler]:
 
         def _answer(self) -> None:
             if fake.mode == "error500":
+                fake.answers_sent += 1
                 self._send(
                     500, b'{"type": "error", "error": {"type": "api_error", "message": "Internal server error"}}'
                 )
@@ -249,6 +253,7 @@ def _handler(fake: FakeAnthropic) -> type[BaseHTTPRequestHandler]:
             if fake.mode == "slow":
                 if fake.stop.wait(SLOW_ANSWER):
                     return
+                fake.answers_sent += 1
                 self._send(200, payload)
             elif fake.mode == "trickle":  # one byte at a time: each read is quick, the whole is not
                 self.send_response(200)
@@ -261,7 +266,9 @@ def _handler(fake: FakeAnthropic) -> type[BaseHTTPRequestHandler]:
                         return
                     self.wfile.write(payload[index : index + 1])
                     self.wfile.flush()
+                fake.answers_sent += 1
             else:
+                fake.answers_sent += 1
                 self._send(200, payload)
 
         def _send(self, status: int, payload: bytes) -> None:
@@ -365,11 +372,9 @@ def test_a_fenced_answer_with_prose_around_it_works(fake: FakeAnthropic) -> None
 
 def test_a_slow_answer_is_a_timeout_without_retry(fake: FakeAnthropic) -> None:
     fake.mode = "slow"
-    started = time.monotonic()
     with pytest.raises(LLMFilterError) as caught:
         _choose(fake)
-    elapsed = time.monotonic() - started
-    assert elapsed < 2.0 + GRACE  # the deadline fired, not the answer (SLOW_ANSWER): behaviour, not speed
+    assert fake.answers_sent == 0  # the deadline fired, not the answer (SLOW_ANSWER)
     assert caught.value.kind == "timeout"
     assert str(caught.value) == "LLM filter (anthropic/claude-haiku-4-5) timed out after 2.0 s"
     time.sleep(0.3)
@@ -380,13 +385,11 @@ def test_the_deadline_holds_when_litellm_does_not_honour_its_timeout(fake: FakeA
     """litellm's timeout bounds each read, not the whole answer: a server that sends one byte every
     0.2 s keeps litellm waiting for a minute. The filter gives up on time anyway."""
     fake.mode = "trickle"
-    started = time.monotonic()
     with pytest.raises(LLMFilterError) as caught:
         _choose(fake, timeout=1.0)
-    elapsed = time.monotonic() - started
-    assert elapsed < 1.0 + GRACE  # litellm alone would wait for the whole trickle, about a minute
+    assert fake.answers_sent == 0  # litellm alone would wait for the whole trickle, about a minute
     assert caught.value.kind == "timeout"
-    assert "timed out after 1.0 s" in str(caught.value)
+    assert str(caught.value) == "LLM filter (anthropic/claude-haiku-4-5) timed out after 1.0 s"
 
 
 def test_malformed_json_is_an_error(fake: FakeAnthropic) -> None:
@@ -407,10 +410,8 @@ def test_paths_that_do_not_exist_are_an_error(fake: FakeAnthropic) -> None:
 
 def test_http_500_is_an_error_in_one_line_without_retry(fake: FakeAnthropic) -> None:
     fake.mode = "error500"
-    started = time.monotonic()
     with pytest.raises(LLMFilterError) as caught:
         _choose(fake)
-    assert time.monotonic() - started < 2.5
     message = str(caught.value)
     assert caught.value.kind == "request"
     assert message.startswith("LLM filter (anthropic/claude-haiku-4-5) failed: ")
@@ -425,11 +426,9 @@ def test_an_unreachable_server_is_an_error(fake: FakeAnthropic) -> None:
     closed = ThreadingHTTPServer(("127.0.0.1", 0), BaseHTTPRequestHandler)
     port = closed.server_address[1]
     closed.server_close()  # nothing listens on this port now
-    started = time.monotonic()
     with pytest.raises(LLMFilterError) as caught:
         _choose(fake, api_base=f"http://127.0.0.1:{port}")
-    assert time.monotonic() - started < 2.5
-    assert caught.value.kind in ("request", "timeout")
+    assert caught.value.kind == "request"  # refused at once: not a timeout
     assert "\n" not in str(caught.value)
 
 
@@ -456,19 +455,17 @@ def _llm_env(fake: FakeAnthropic, **extra: str) -> dict[str, str]:
     }
 
 
-def _run_issues(monkeypatch: pytest.MonkeyPatch, env: dict[str, str]) -> tuple[dict[str, Any], float]:
+def _run_issues(monkeypatch: pytest.MonkeyPatch, env: dict[str, str]) -> dict[str, Any]:
     from pflow_structure.service import registry_run
 
     for name, value in env.items():
         monkeypatch.setenv(name, value)
-    started = time.perf_counter()
-    result = registry_run("read-json", {"path": str(CORPUS / "github__list_issues.json")})
-    return result, time.perf_counter() - started
+    return registry_run("read-json", {"path": str(CORPUS / "github__list_issues.json")})
 
 
 def test_criteria_3_to_7_through_the_service_with_the_llm(fake: FakeAnthropic, monkeypatch: pytest.MonkeyPatch) -> None:
     """3-7: over 50 fields the LLM's choice is shown (titles, bodies, status; no URLs or ids), under 50 untouched."""
-    result, _ = _run_issues(monkeypatch, _llm_env(fake))
+    result = _run_issues(monkeypatch, _llm_env(fake))
     assert result["filtered"] is True and result["filter"] == "llm"
     assert len(fake.requests) == 1
     for path in GOOD_KEEP:
@@ -495,12 +492,12 @@ def test_a_slow_or_broken_llm_falls_back_to_the_heuristic_with_a_warning_and_is_
     fake: FakeAnthropic, monkeypatch: pytest.MonkeyPatch, mode: str, text: str, reason: str
 ) -> None:
     fake.mode, fake.text = mode, text
-    result, elapsed = _run_issues(monkeypatch, _llm_env(fake))
+    result = _run_issues(monkeypatch, _llm_env(fake))
     assert result["filter"] == "heuristic"
     (warning,) = result["warnings"]
     assert warning.startswith("LLM filter: ") and warning.endswith("used the heuristic filter instead.")
     assert reason.lower() in warning.lower()
-    assert elapsed < 2.0 + GRACE  # the filter's 2 s deadline, not the slow answer (SLOW_ANSWER)
+    assert fake.answers_sent == (0 if mode == "slow" else 1)  # a slow answer: the 2 s deadline fired first
     requests = len(fake.requests)
     _run_issues(monkeypatch, _llm_env(fake))
     assert len(fake.requests) == requests + 1  # nothing was kept: the next run asks again

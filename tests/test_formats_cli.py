@@ -93,8 +93,10 @@ def test_format_stats_reports_tokens_savings_and_times() -> None:
     outcome = invoke("format", "-", "--stats", "--runs", "3", "--json", stdin=json.dumps(PEOPLE * 10))
     stats = json.loads(outcome.stdout)
     assert stats["format"] == "auto (toon)"
-    assert stats["output"]["tokens"] == count_tokens(render_auto(PEOPLE * 10).text)
-    assert stats["compact"]["tokens"] == count_tokens(json.dumps(PEOPLE * 10, separators=(",", ":")))
+    assert (stats["output"]["tokens"], stats["compact"]["tokens"]) == (
+        168,
+        243,
+    )  # o200k tokens of the TOON and the JSON
     assert stats["savings_vs_compact"] > 25 and stats["flagged"] is False
     assert stats["render_ms"]["runs"] == 3
 

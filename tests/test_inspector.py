@@ -30,10 +30,6 @@ from tests.structure_text import TREE_HEADER
 from tests.test_mcp_proxy import PROXY, npm_server
 from tests.test_mcp_proxy_remote import TOKEN, everything, free_port, wait_for_port
 
-INSPECTOR_VERSION = "2.12.0"
-INSPECTOR_INSTALL = (
-    f"npm install --prefix .npm-servers --no-audit --no-fund @modelcontextprotocol/inspector@{INSPECTOR_VERSION}"
-)
 SERVE = [sys.executable, "-m", "pflow_structure", "serve"]
 ISSUES = REPO / "examples" / "data" / "github_issues.json"
 UNKNOWN = "exec-1700000000-0badc0de"
@@ -53,14 +49,8 @@ NOT_STARTED += "PATH? does it run on its own?)"
 
 
 def inspector() -> str:
-    base = Path(os.environ.get("PFLOW_STRUCTURE_NPM_SERVERS") or REPO / ".npm-servers")
-    found = base / "node_modules" / ".bin" / "mcp-inspector"
-    if not found.exists():
-        message = f"the MCP Inspector is not installed in {base}; run: {INSPECTOR_INSTALL}"
-        if os.environ.get("PFLOW_STRUCTURE_REQUIRE_NPM") == "1":
-            pytest.fail(message)
-        pytest.skip(message)
-    return str(found)
+    """The pinned Inspector CLI (tests/npm-servers.txt), installed by the suite when npm is here."""
+    return npm_server("mcp-inspector")
 
 
 class Inspected(NamedTuple):

@@ -1,14 +1,16 @@
 """`pflow-structure proxy` in front of real MCP servers, driven by the SDK's own client.
 
-The npm servers (@modelcontextprotocol/server-filesystem and server-memory) are installed by
-`.ci/run` into `.npm-servers/` (or the directory in PFLOW_STRUCTURE_NPM_SERVERS); without them
-these tests skip, unless PFLOW_STRUCTURE_REQUIRE_NPM=1 (as in CI) turns the skip into a failure.
+The npm servers pinned in tests/npm-servers.txt are installed by the suite itself, when npm is on
+PATH and they are missing, into `.npm-servers/` (or the directory in PFLOW_STRUCTURE_NPM_SERVERS;
+see tests/npm_servers.py); without npm these tests skip with the install line, unless
+PFLOW_STRUCTURE_REQUIRE_NPM=1 (as in CI) turns the skip into a failure.
 The faulty server is ours (tests/servers/faulty_mcp_server.py), started for real as well.
 """
 
 from __future__ import annotations
 
 import asyncio
+import functools
 import json
 import os
 import shutil
@@ -21,24 +23,28 @@ from typing import Any
 import pytest
 
 from pflow_structure.render.failure_log import read_failures
+from tests import npm_servers
 from tests.conftest import REPO
 from tests.structure_text import cached, cached_id
 
-NPM_INSTALL = (
-    "npm install --prefix .npm-servers @modelcontextprotocol/server-filesystem@2026.8.31 "
-    "@modelcontextprotocol/server-memory@2026.8.31 @modelcontextprotocol/server-everything@2026.8.31 "
-    "@modelcontextprotocol/inspector@2.12.0"
-)
 FAULTY = [sys.executable, str(REPO / "tests" / "servers" / "faulty_mcp_server.py")]
 PROXY = [sys.executable, "-m", "pflow_structure", "proxy"]
 TIMEOUT = 180
 
 
+@functools.cache
+def _npm_servers_ready() -> str | None:
+    """Install the pinned npm servers when missing, once per process (the lock makes it once per run)."""
+    run_id = os.environ.get("PYTEST_XDIST_TESTRUNUID", "")
+    return npm_servers.ensure_installed(npm_servers.servers_dir(), npm_servers.pinned(), run_id=run_id)
+
+
 def npm_server(name: str) -> str:
-    base = Path(os.environ.get("PFLOW_STRUCTURE_NPM_SERVERS") or REPO / ".npm-servers")
+    base = npm_servers.servers_dir()
     found = base / "node_modules" / ".bin" / name
-    if not found.exists():
-        message = f"{name} is not installed in {base}; run: {NPM_INSTALL}"
+    why = _npm_servers_ready()
+    if why is not None or not found.exists():
+        message = f"{name} is not installed in {base}: {why or 'not among the pins of tests/npm-servers.txt'}"
         if os.environ.get("PFLOW_STRUCTURE_REQUIRE_NPM") == "1":
             pytest.fail(message)
         pytest.skip(message)
@@ -90,13 +96,11 @@ def failures() -> list[dict[str, Any]]:
     return read_failures(Path(os.environ["PFLOW_STRUCTURE_FAILURE_LOG"]))
 
 
-def assert_well_formed(record: dict[str, Any], operation: str, stage: str) -> None:
+def assert_well_formed(record: dict[str, Any], operation: str, stage: str, error: str) -> None:
     assert set(record) >= {"timestamp", "operation", "input_bytes", "error", "stage", "command"}
-    assert record["operation"] == operation
-    assert record["stage"] == stage
+    assert (record["operation"], record["stage"], record["error"]) == (operation, stage, error)
     assert record["timestamp"].endswith("Z") and record["timestamp"][:2] == "20"
     assert isinstance(record["input_bytes"], int) and record["input_bytes"] > 0
-    assert record["error"]
 
 
 @pytest.fixture
@@ -334,9 +338,12 @@ def test_malformed_json_from_downstream_comes_back_raw_with_one_log_line() -> No
     assert proxied == direct  # small and large alike: the original answer
     records = failures()
     assert len(records) == 2
-    for record in records:
-        assert_well_formed(record, "malformed", "transform")
-        assert "does not parse" in record["error"]
+    quotes = (
+        "MalformedJSONError: text starts like JSON but does not parse: "
+        "Expecting property name enclosed in double quotes"
+    )
+    assert_well_formed(records[0], "malformed", "transform", f"{quotes}: line 36 column 8 (char 559)")
+    assert_well_formed(records[1], "malformed", "transform", f"{quotes}: line 5197 column 8 (char 81605)")
     assert records[1]["input_bytes"] > records[0]["input_bytes"]
 
 
@@ -394,8 +401,9 @@ def test_a_transformation_that_raises_gives_the_raw_result_and_one_log_line(monk
     records = failures()
     assert [record["operation"] for record in records] == ["big", "small"]
     for record in records:
-        assert_well_formed(record, record["operation"], "transform")
-        assert record["error"] == "RuntimeError: forced failure in the transformation"
+        assert_well_formed(
+            record, record["operation"], "transform", "RuntimeError: forced failure in the transformation"
+        )
 
 
 def test_read_fields_errors_come_back_as_tool_errors_with_the_cli_words() -> None:
@@ -412,10 +420,18 @@ def test_read_fields_errors_come_back_as_tool_errors_with_the_cli_words() -> Non
         ]
 
     missing, bad_paths, no_id, bad_format = in_session([*PROXY, "--", *FAULTY], work)
-    assert bad_format["isError"] and "format must be one of text, json, auto" in texts(bad_format)[0]
-    assert missing["isError"] and "Execution not found" in texts(missing)[0]
-    assert bad_paths["isError"] and "field_paths must be a list" in texts(bad_paths)[0]
-    assert no_id["isError"] and "execution_id is required" in texts(no_id)[0]
+    assert [(answer["isError"], texts(answer)) for answer in (missing, bad_paths, no_id, bad_format)] == [
+        (
+            True,
+            [
+                "Error: Execution not found: exec-1-deadbeef. "
+                "Run the node again with `pflow-structure run NODE ...` to get a new execution id."
+            ],
+        ),
+        (True, ['Error: field_paths must be a list of paths, e.g. ["result[0].name"]']),
+        (True, ["Error: execution_id is required: the execution_id from the cached answer"]),
+        (True, ["Error: format must be one of text, json, auto, outline, lines, table, toon, not 'xml'"]),
+    ]
 
 
 # -- the command line --------------------------------------------------------------------------

@@ -453,7 +453,6 @@ def test_a_lone_surrogate_in_a_workflow_or_the_registry_does_not_break_discovery
 
 def test_an_unknown_name_with_a_lone_surrogate_is_echoed_as_u_fffd() -> None:
     """A raw JSON client can send "\\ud800"; the SDK's client cannot, so this calls the answer builder."""
-    pytest.importorskip("mcp")
     from pflow_structure.mcp.server import answer_with_context
 
     result = _plain(

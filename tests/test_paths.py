@@ -215,3 +215,49 @@ def test_string_nested_deeper_than_the_json_parser_allows_is_not_read_through() 
     with pytest.raises(PathNotFoundError) as caught:
         resolve({"a": deep}, "a[0]")
     assert caught.value.reason == "[0] needs a list but found a string of 200000 chars."
+
+
+def test_the_wildcard_stays_one_object_through_pickle_and_copy() -> None:
+    """Parsed paths cross process boundaries (xdist, multiprocessing): ``is WILDCARD`` must still hold."""
+    import copy
+    import pickle
+
+    parsed = parse_path("a[*].b")
+    assert pickle.loads(pickle.dumps(parsed)) == parsed
+    assert pickle.loads(pickle.dumps(WILDCARD)) is WILDCARD
+    assert copy.deepcopy(WILDCARD) is WILDCARD and repr(WILDCARD) == "WILDCARD"
+
+
+def test_a_quoted_key_that_is_one_backslash_parses_and_a_filter_after_it_is_jsonpath() -> None:
+    """An escape skips exactly the escaped character: the quote right after it closes the key."""
+    assert parse_path('a["\\\\"].b') == ("a", "\\", "b")
+    assert format_path(("a", "\\", "b")) == 'a["\\\\"].b'
+    assert is_jsonpath('a["\\\\"][?(@.x)]') is True
+    assert is_jsonpath('a["\\"[?"]') is False  # the [? is inside the quoted key
+
+
+def test_a_template_covers_a_path_only_where_it_holds_the_wildcard() -> None:
+    from pflow_structure.paths import template_covers
+
+    assert template_covers("result.methods[*].path", "result.methods.list.path") is True
+    assert template_covers("a[*].b", "a[3].b") is True
+    assert template_covers("a[0].b", "a[3].b") is False
+    assert template_covers("a.x", "a.y") is False
+    assert template_covers("a[*]", "a[0].b") is False
+
+
+def test_a_key_on_a_list_says_it_is_a_list_and_suggests_the_item_paths() -> None:
+    with pytest.raises(PathNotFoundError) as caught:
+        resolve({"a": [1, 2, 3]}, "a.b")
+    assert str(caught.value) == "a.b: a is a list of 3 items, not a dict. Did you mean a[0].b, a[*].b?"
+
+
+def test_describe_value_names_the_kind_and_size() -> None:
+    from pflow_structure.paths.resolve import describe_value
+
+    assert [describe_value(v) for v in ([1, 2, 3], {"k": 1}, [], True)] == [
+        "a list of 3 items",
+        "a dict of 1 key",
+        "a list of 0 items",
+        "a bool",
+    ]

@@ -222,14 +222,23 @@ def test_formatting_a_parsed_path_gives_the_same_text(segments: tuple[Segment, .
     assert format_path(parse_path(text)) == text
 
 
-@settings(max_examples=300, deadline=None)
-@given(st.one_of(json_values, st.dictionaries(keys, json_values, max_size=4)), segments_strategy)
-def test_every_suggestion_for_a_missing_path_is_a_path_that_parses(value: Any, segments: tuple[Segment, ...]) -> None:
-    try:
-        resolve(value, format_path(segments))
-    except PathNotFoundError as error:
-        for suggestion in error.suggestions:
-            parse_path(suggestion)
+def test_every_suggestion_for_a_missing_path_is_a_path_that_parses() -> None:
+    parsed: list[str] = []
+
+    # derandomize: the same 300 cases every run, so the count below cannot flicker
+    @settings(max_examples=300, deadline=None, derandomize=True, database=None)
+    @given(st.one_of(json_values, st.dictionaries(keys, json_values, max_size=4)), segments_strategy)
+    def suggestions_parse(value: Any, segments: tuple[Segment, ...]) -> None:
+        try:
+            resolve(value, format_path(segments))
+        except PathNotFoundError as error:
+            for suggestion in error.suggestions:
+                parse_path(suggestion)
+                parsed.append(suggestion)
+
+    suggestions_parse()
+    # Most random paths miss without a near key; a run that made no suggestion at all checked nothing.
+    assert parsed, "no missing path got a suggestion: the property was never exercised"
 
 
 # -- the structure text ----------------------------------------------------------------------

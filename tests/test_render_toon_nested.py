@@ -20,6 +20,8 @@ from pflow_structure.render.toon import TOON_MAX_DEPTH, render_toon
 from pflow_structure.render.toon_reader import parse_toon
 
 CORPUS = Path(__file__).parent / "corpus"
+# The TOON reference implementation, pinned in the test extra.
+TOON_REFERENCE_MISSING = "toon-format is not installed: pip install -e '.[test]' (or pip install toon-format==1.2.0)"
 
 
 def _same(a: Any, b: Any, *, signed_zero: bool = True) -> bool:
@@ -380,7 +382,7 @@ _NESTED = [
     [*_NESTED, *(pytest.param(p, id=p.stem) for p in _smallest_corpus_files(10))],
 )
 def test_the_reference_decoder_reads_the_same_value(value: Any) -> None:
-    toon_format = pytest.importorskip("toon_format")
+    toon_format = pytest.importorskip("toon_format", reason=TOON_REFERENCE_MISSING)
     if isinstance(value, Path):
         value = json.loads(value.read_text(encoding="utf-8"))
     text = _round_trips(value)
@@ -388,13 +390,11 @@ def test_the_reference_decoder_reads_the_same_value(value: Any) -> None:
     assert _same(toon_format.decode(text), value, signed_zero=False)
 
 
-@pytest.mark.skipif(importlib.util.find_spec("toon_format") is None, reason="toon-format is not installed")
+@pytest.mark.skipif(importlib.util.find_spec("toon_format") is None, reason=TOON_REFERENCE_MISSING)
 @settings(max_examples=300, deadline=None)
-@given(JSON_VALUES)
+@given(JSON_VALUES.filter(lambda value: value != {}))  # render_toon refuses {} (the test above)
 def test_the_reference_decoder_reads_any_value_the_same(value: Any) -> None:
-    toon_format = pytest.importorskip("toon_format")
-    if value == {}:
-        return
+    toon_format = pytest.importorskip("toon_format", reason=TOON_REFERENCE_MISSING)
     assert _same(toon_format.decode(render_toon(value)), value, signed_zero=False)
 
 
@@ -417,16 +417,26 @@ def _damaged_texts(draw: Any) -> str:
     return text
 
 
-@pytest.mark.skipif(importlib.util.find_spec("toon_format") is None, reason="toon-format is not installed")
-@settings(max_examples=300, deadline=None)
-@given(_damaged_texts())
-def test_a_damaged_text_is_refused_or_read_as_the_reference_reads_it(text: str) -> None:
-    toon_format = pytest.importorskip("toon_format")
-    try:
-        value = parse_toon(text)
-    except NotRepresentable:
-        return
-    assert _same(value, toon_format.decode(text), signed_zero=False)
+def test_a_damaged_text_is_refused_or_read_as_the_reference_reads_it() -> None:
+    toon_format = pytest.importorskip("toon_format", reason=TOON_REFERENCE_MISSING)
+    outcomes: list[str] = []
+
+    # derandomize: the same 300 texts every run, so the count below cannot flicker
+    @settings(max_examples=300, deadline=None, derandomize=True, database=None)
+    @given(_damaged_texts())
+    def read_or_refuse(text: str) -> None:
+        try:
+            value = parse_toon(text)
+        except NotRepresentable:
+            outcomes.append("refused")
+            return
+        outcomes.append("read")
+        assert _same(value, toon_format.decode(text), signed_zero=False)
+
+    read_or_refuse()
+    # A reader that refused everything would pass the loop; the reader is strict, so only some
+    # damaged texts read (15 of these 300 with hypothesis 6.x), but never none.
+    assert "read" in outcomes and "refused" in outcomes
 
 
 # -- the picker ------------------------------------------------------------------------------

@@ -18,6 +18,7 @@ from typing import Any
 import pytest
 from click.testing import CliRunner
 
+from pflow_structure.cache.ids import is_valid_execution_id, validate_execution_id
 from pflow_structure.cache.store import ExecutionCache
 from pflow_structure.errors import ExecutionNotFoundError, InvalidExecutionIdError
 from pflow_structure.service import read_fields
@@ -47,10 +48,12 @@ HOSTILE_IDS = [
     "\u0435xec-1763463202-0cd0c8fe",  # Cyrillic "е"
     f"{FIXED_ID}\u200b",  # zero-width space
     "exec-123456789012-0123456789abcdef",  # 34 characters, over the 32 limit
+    "exec-123456789012-0123456789abcde",  # 33 characters: one over (32 is accepted, see below)
     "exec-1-" + "a" * 200,
     "exec-1763463202-0cd0c8f",  # 7 hex digits
     "exec-1763463202-0cd0c8fg",
     "exec--0cd0c8fe",
+    "exec-abc-xyz",
     "exec-0x10-0cd0c8fe",
     f"{FIXED_ID}.json",
     "C:\\Windows\\System32\\config\\SAM",
@@ -103,7 +106,7 @@ def test_cache_get_refuses_hostile_id_without_touching_the_filesystem(
     with filesystem_trapped(monkeypatch) as calls, pytest.raises(InvalidExecutionIdError) as caught:
         cache.get(execution_id)
     assert calls == []
-    assert str(caught.value).startswith("Execution not found: ")
+    assert str(caught.value) == refusal(execution_id)
 
 
 @pytest.mark.parametrize("execution_id", HOSTILE_IDS)
@@ -114,7 +117,7 @@ def test_read_fields_refuses_hostile_id_without_touching_the_filesystem(
     with filesystem_trapped(monkeypatch) as calls, pytest.raises(InvalidExecutionIdError) as caught:
         read_fields(execution_id, ["result"], cache=cache)
     assert calls == []
-    assert str(caught.value).startswith("Execution not found: ")
+    assert str(caught.value) == refusal(execution_id)
 
 
 @pytest.mark.parametrize("execution_id", HOSTILE_IDS)
@@ -133,19 +136,45 @@ def test_cli_read_fields_refuses_hostile_id_without_touching_the_filesystem(
     with filesystem_trapped(monkeypatch) as calls:
         result = runner.invoke(main, ["read-fields", execution_id, "result"])
     assert calls == []
-    assert result.exit_code == 1
-    assert result.stdout == ""
-    assert result.stderr.startswith("Error: Execution not found: ")
+    assert (result.exit_code, result.stdout, result.stderr) == (1, "", f"Error: {refusal(execution_id)}\n")
+
+
+def refusal(execution_id: str) -> str:
+    """The exact refusal of a malformed id: its repr, cut after 40 characters."""
+    shown = repr(execution_id) if len(execution_id) <= 40 else repr(execution_id[:40] + "...")
+    return (
+        f"Execution not found: {shown} is not a valid execution id. "
+        "Ids look like exec-1763463202-0cd0c8fe; copy the one printed by `pflow-structure run`."
+    )
 
 
 def test_hostile_id_error_names_the_id_and_the_fix() -> None:
-    cache = ExecutionCache()
+    """The one home of the malformed-id refusal's text (the parametrised tests above use ``refusal``)."""
     with pytest.raises(InvalidExecutionIdError) as caught:
-        cache.get("../../etc/passwd")
+        ExecutionCache().get("../../etc/passwd")
     assert str(caught.value) == (
         "Execution not found: '../../etc/passwd' is not a valid execution id. "
         "Ids look like exec-1763463202-0cd0c8fe; copy the one printed by `pflow-structure run`."
     )
+    with pytest.raises(InvalidExecutionIdError) as caught:
+        ExecutionCache().get("exec-1-" + "a" * 200)
+    assert str(caught.value).split(" is not")[0] == "Execution not found: 'exec-1-aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa...'"
+
+
+def test_an_id_of_exactly_32_characters_is_accepted_and_reads_back(tmp_path: Path) -> None:
+    """The length limit is inclusive: 32 characters read (33 are refused: HOSTILE_IDS)."""
+    longest = "exec-123456789012-0123456789abcd"
+    assert len(longest) == 32 and is_valid_execution_id(longest)
+    assert validate_execution_id(longest) == longest  # the Redis store builds its key from the return value
+    assert not is_valid_execution_id(longest + "e")
+    cache = ExecutionCache(tmp_path / "cache")
+    (tmp_path / "cache").mkdir()
+    stored = ExecutionCache(tmp_path / "other").put("read-json", {}, {"result": 1})
+    assert stored.path is not None
+    document = json.loads(stored.path.read_text(encoding="utf-8"))
+    document["execution_id"] = longest
+    (tmp_path / "cache" / f"{longest}.json").write_text(json.dumps(document), encoding="utf-8")
+    assert read_fields(longest, ["result"], cache=cache) == {"result": 1}
 
 
 @pytest.mark.parametrize("execution_id", [None, 12345, b"exec-1763463202-0cd0c8fe", ["exec-1763463202-0cd0c8fe"]])

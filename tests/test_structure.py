@@ -469,3 +469,45 @@ def test_json_text_is_never_the_same_shape_as_a_dict() -> None:
         assert not any("same_as" in entry for entry in structure.values())
         assert {"d.a", "s.a"} <= set(structure)
         assert_structure_reads_back(outputs, structure)
+
+
+def test_a_union_of_equally_frequent_types_puts_str_before_int() -> None:
+    outputs = {"a": [{"x": "ab"}, {"x": 1}]}
+    assert _structure(outputs)["a[0].x"] == {"type": "str|int", "avg_length": 2}
+
+
+def test_key_names_stop_one_character_past_120() -> None:
+    keys = {"k" * 59 + "0": {"x": 1}, "k" * 60 + "1": {"x": 2}, "k" * 59 + "2": {"x": 3}}  # 60 + 61 = 121
+    assert _structure({"p": keys})["p"]["key_names"] == ["k" * 59 + "0"]
+
+
+def test_ten_named_dicts_sharing_their_keys_are_records_keyed_by_name() -> None:
+    """Past the small-dict rule (8 keys and more): still one [*] when the values share their keys."""
+    names = ["owner", "repo", "page", "sort", "order", "state", "labels", "since", "per_page", "direction"]
+    outputs = {"p": {name: {"type": "string", "description": f"the {name}"} for name in names}}
+    structure = _structure(outputs)
+    assert [path for path in structure if path.startswith("p")] == ["p", "p[*].type", "p[*].description"]
+    assert structure["p"]["keys"] == 10
+    assert_structure_reads_back(outputs, infer_structure(outputs).structure)
+
+
+def test_eight_keys_of_24_characters_or_more_look_like_data_and_are_summarised() -> None:
+    """Long keys are ids or hashes more often than field names, even without a digit."""
+    keys = {f"{name}_session_token_for_user": "x" for name in "abcdefgh"}  # 24 characters each
+    assert _structure({"p": keys})["p"]["dynamic_keys"] is True
+    shorter = {f"{name}_session_token_for_use": "x" for name in "abcdefgh"}  # 23: field names
+    assert "dynamic_keys" not in _structure({"p": shorter})["p"]
+
+
+def test_an_average_list_length_keeps_one_decimal() -> None:
+    assert _structure({"e": [[1], [2, 3], [4, 5]]})["e[0]"] == {
+        "type": "list",
+        "length": 1.7,
+        "min_length": 1,
+        "max_length": 2,
+    }
+
+
+def test_filter_signals_are_gathered_for_scalar_leaves_only() -> None:
+    inferred = infer_structure({"a": [1, 2, 3], "b": "x", "c": {"d": True}, "e": [[1], [2, 3]]})
+    assert sorted(inferred.signals) == ["a[0]", "b", "c.d", "e[0][0]"]

@@ -23,7 +23,11 @@ def require_pflow() -> None:
     if os.environ.get("PFLOW_STRUCTURE_REQUIRE_PFLOW") == "1":
         import pflow  # noqa: F401  (fail loudly: CI asked for these tests)
     else:
-        pytest.importorskip("pflow", reason="pflow-cli is not installed here; .ci/run runs these in its own venvs")
+        pytest.importorskip(
+            "pflow",
+            reason="pflow-cli is not installed here (.ci/run runs these in its own venvs): "
+            "pip install pflow-cli==0.16.0, or pip install pflow-cli==0.10.0 'mcp<2' for the 0.8 to 0.10 line",
+        )
 
 
 def pflow_line() -> str | None:
@@ -41,7 +45,11 @@ def require_pflow_line(adapter: str) -> None:
 
     found = pflow_version() or "none"
     if adapter_name(found) != adapter:
-        pytest.skip(f"these tests are for another pflow-cli line than the installed {found}", allow_module_level=True)
+        other = "pflow-cli==0.16.0" if adapter == "v16" else "pflow-cli==0.10.0 'mcp<2'"
+        pytest.skip(
+            f"these tests are for another pflow-cli line than the installed {found}: pip install {other}",
+            allow_module_level=True,
+        )
 
 
 @pytest.fixture(scope="session")

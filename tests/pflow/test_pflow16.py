@@ -174,11 +174,7 @@ def test_read_fields_speaks_our_path_grammar_with_suggestions(
     )
 
 
-def test_read_fields_refuses_a_path_as_an_execution_id(pflow_structure_executable: str) -> None:
-    read = _cli("pflow", "read-fields", "../../etc/passwd", "root", executable=pflow_structure_executable)
-    assert read.returncode == 1
-    assert "is not a valid execution id" in read.stderr
-    assert "root:" not in read.stdout
+# pflow read-fields refusing a malformed execution id: tests/pflow/test_pflow_ids.py (every pflow line).
 
 
 def test_read_fields_still_reads_an_execution_pflow_cached_itself(pflow_home: Path) -> None:
