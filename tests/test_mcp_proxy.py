@@ -425,7 +425,7 @@ def test_read_fields_errors_come_back_as_tool_errors_with_the_cli_words() -> Non
             True,
             [
                 "Error: Execution not found: exec-1-deadbeef. "
-                "Run the node again with `pflow-structure run NODE ...` to get a new execution id."
+                "Call the tool that answered with it again to get a new execution id."
             ],
         ),
         (True, ['Error: field_paths must be a list of paths, e.g. ["result[0].name"]']),

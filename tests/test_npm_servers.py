@@ -108,6 +108,7 @@ def test_the_pin_file_lists_the_servers_the_tests_run_and_ci_reads_it() -> None:
         "@modelcontextprotocol/server-filesystem@2026.8.31",
         "@modelcontextprotocol/server-memory@2026.8.31",
         "@modelcontextprotocol/server-everything@2026.8.31",
+        "@modelcontextprotocol/inspector@2.12.0",
     ]
     assert "tests/npm-servers.txt" in (REPO / ".ci" / "run").read_text(encoding="utf-8")
 

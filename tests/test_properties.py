@@ -225,10 +225,13 @@ def test_formatting_a_parsed_path_gives_the_same_text(segments: tuple[Segment, .
 def test_every_suggestion_for_a_missing_path_is_a_path_that_parses() -> None:
     parsed: list[str] = []
 
-    # derandomize: the same 300 cases every run, so the count below cannot flicker
+    # derandomize: the same 300 cases every run, so the count below cannot flicker. Half the cases ask for
+    # a key of the value with its last character dropped, so that a near key exists to be suggested.
     @settings(max_examples=300, deadline=None, derandomize=True, database=None)
-    @given(st.one_of(json_values, st.dictionaries(keys, json_values, max_size=4)), segments_strategy)
-    def suggestions_parse(value: Any, segments: tuple[Segment, ...]) -> None:
+    @given(st.dictionaries(keys, json_values, min_size=1, max_size=4), segments_strategy, st.booleans(), st.data())
+    def suggestions_parse(value: Any, segments: tuple[Segment, ...], near: bool, data: st.DataObject) -> None:
+        if near:
+            segments = (data.draw(st.sampled_from(sorted(value)))[:-1],)
         try:
             resolve(value, format_path(segments))
         except PathNotFoundError as error:

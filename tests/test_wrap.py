@@ -231,7 +231,7 @@ def test_a_wrapped_entry_starts_and_answers_a_real_client(tmp_path: Path) -> Non
         return [tool.name for tool in tools.tools], plain(called)
 
     names, called = in_session([entry["command"], *entry["args"]], work, env=dict(os.environ))
-    assert names == ["echo", "echo_typed", "calls", "read_fields", "edit_fields"]
+    assert names == ["echo", "echo_typed", "calls", "echo_own_want", "read_fields", "edit_fields"]
     assert called["content"] == [{"type": "text", "text": 'ARGS {"x":1}'}]
 
 
@@ -256,4 +256,4 @@ def test_a_wrapped_entry_lists_read_fields_under_the_mcp_inspector(tmp_path: Pat
     )  # fmt: skip
     assert listed.returncode == 0, listed.stderr
     names = [tool["name"] for tool in json.loads(listed.stdout)["tools"]]
-    assert names == ["echo", "echo_typed", "calls", "read_fields", "edit_fields"]
+    assert names == ["echo", "echo_typed", "calls", "echo_own_want", "read_fields", "edit_fields"]
