@@ -170,7 +170,7 @@ def test_every_proxied_tool_offers_fields_in_a_few_tokens() -> None:
     assert "_fields" not in tools["read_fields"]["inputSchema"]["properties"]
     assert count_tokens(FIELDS_ARGUMENT_DESCRIPTION) <= 15
     added = '"_fields":' + format_json(tools["read_text_file"]["inputSchema"]["properties"]["_fields"], compact=True)
-    assert count_tokens(added) == 25  # with _want beside it, at most 40 a tool (issue 28)
+    assert count_tokens(added) == 21  # with _want beside it, at most 40 a tool (tests/test_mcp_proxy.py)
 
 
 def test_serve_registry_run_with_fields_answers_the_values_and_no_structure() -> None:

@@ -23,6 +23,8 @@ from typing import Any
 import pytest
 
 from pflow_structure.render.failure_log import read_failures
+from pflow_structure.render.output_text import format_json
+from pflow_structure.render.tokens import count_tokens
 from tests import npm_servers
 from tests.conftest import REPO
 from tests.structure_text import cached, cached_id
@@ -133,6 +135,9 @@ def test_the_tool_list_is_the_downstreams_plus_read_fields(tree: Path) -> None:
         assert added["_want"]["type"] == "string"
         properties = {**theirs["inputSchema"]["properties"], **added}
         assert ours["inputSchema"] == {**theirs["inputSchema"], "properties": properties}
+        # ... at a cost of at most 40 o200k tokens a tool, on every tools/list (issue 28).
+        grown = count_tokens(format_json(ours, compact=True)) - count_tokens(format_json(theirs, compact=True))
+        assert 0 < grown <= 40, f"{ours['name']}: {grown} tokens"
         assert "outputSchema" in theirs and "outputSchema" not in ours  # a structure answer would not match it
     read_tool, edit_tool = proxied[-2:]
     assert read_tool["inputSchema"]["required"] == ["execution_id", "field_paths"]

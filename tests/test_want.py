@@ -220,7 +220,9 @@ def test_an_unknown_want_model_is_refused_with_the_choices() -> None:
 
 
 def test_wordllama_adds_the_closest_names_when_asked_for() -> None:
-    pytest.importorskip("wordllama")  # the [want] extra; the test extra leaves it out
+    pytest.importorskip(
+        "wordllama", reason="wordllama is not installed (the test extra leaves it out): pip install -e '.[want]'"
+    )
     options = FilterOptions(mode="heuristic", want_model="wordllama")
     outcome = filter_structure(
         INFERRED.structure, INFERRED.field_count, "read-json", options, signals=INFERRED.signals, want=WANT

@@ -30,7 +30,7 @@ def test_every_proxied_tool_offers_want_and_it_costs_at_most_15_tokens_of_descri
             "_fields": {
                 "type": "array",
                 "items": {"type": "string"},
-                "description": "Answer only these paths; rest cached.",
+                "description": "Read these paths now",
             },
         },
     }

@@ -59,8 +59,9 @@ MAX_TOOL_PAGES = 100
 INSTRUCTIONS = (
     "Answers from this server come through pflow-structure {version}: a result too large to show comes back as an "
     "execution_id and its structure (template paths such as result[0].name with types and counts); call "
-    "{read_tool} with that execution_id and only the paths you need. When you know the paths already, pass "
-    "_fields to any tool to get their values in the same call."
+    "{read_tool} with that execution_id and only the paths you need. Any tool also takes _want (plain words for "
+    "the fields you need: the structure lists them first) and _fields (paths you know already: their values come "
+    "back in the same call, the rest stays cached)."
 )
 
 

@@ -23,7 +23,7 @@ if TYPE_CHECKING:
 FIELDS_ARGUMENT = "_fields"
 PREFIXED_FIELDS_ARGUMENT = "_pflow_structure_fields"
 # Paid on every turn for every tool: kept to about a dozen o200k tokens (benchmarks/README.md, issue 28).
-FIELDS_ARGUMENT_DESCRIPTION = "Answer only these paths; rest cached."
+FIELDS_ARGUMENT_DESCRIPTION = "Read these paths now"  # short: paid on every tool (the instructions say more)
 
 
 def fields_argument(schema: Any) -> str:

@@ -307,7 +307,7 @@ def shape_and_store(
 
 WANT_ARGUMENT = "_want"
 WANT_PREFIXED = "_pflow_structure_want"  # when the tool has a ``_want`` of its own
-WANT_DESCRIPTION = "Words naming the fields you need: a large result lists them first."
+WANT_DESCRIPTION = "Fields you need, in words"  # short: paid on every tool of every list (the instructions say more)
 
 
 def want_argument(schema: Any) -> str:
