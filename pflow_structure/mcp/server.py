@@ -238,15 +238,7 @@ async def answer_read_json(
     from pflow_structure.service.answers import read_fields_answer
 
     failed, answer = await _run_service(
-        lambda: read_fields_answer(
-            execution_id,
-            field_paths,
-            limit=paging.limit,
-            offset=paging.offset,
-            char_offset=paging.char_offset,
-            max_tokens=paging.max_tokens,
-            settings=settings,
-        ),
+        lambda: read_fields_answer(execution_id, field_paths, settings=settings, **paging._asdict()),
         caller,
     )
     if failed is not None:
@@ -299,16 +291,7 @@ async def answer_read_text(
     from pflow_structure.service.answers import read_fields_text_call
 
     failed, answer = await _run_service(
-        lambda: read_fields_text_call(
-            execution_id,
-            field_paths,
-            format_name,
-            limit=paging.limit,
-            offset=paging.offset,
-            char_offset=paging.char_offset,
-            max_tokens=paging.max_tokens,
-            settings=settings,
-        ),
+        lambda: read_fields_text_call(execution_id, field_paths, format_name, settings=settings, **paging._asdict()),
         caller,
     )
     if failed is not None:
