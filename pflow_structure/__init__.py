@@ -22,7 +22,9 @@ execution id
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from pflow_structure.lazy import lazy_names
 
 if TYPE_CHECKING:
     from pflow_structure.cache import CacheEntry, ExecutionCache, mask_secrets
@@ -80,15 +82,7 @@ _EXPORTS = {
 }
 
 
-def __getattr__(name: str) -> Any:
-    module_name = _EXPORTS.get(name)
-    if module_name is None:
-        raise AttributeError(f"module 'pflow_structure' has no attribute {name!r}")
-    import importlib
-
-    value = getattr(importlib.import_module(module_name), name)
-    globals()[name] = value
-    return value
+__getattr__ = lazy_names(__name__, _EXPORTS, globals())
 
 
 def __dir__() -> list[str]:

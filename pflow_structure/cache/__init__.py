@@ -6,7 +6,9 @@ write path's masking.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from pflow_structure.lazy import lazy_names
 
 if TYPE_CHECKING:
     from pflow_structure.cache.backend import CacheBackend
@@ -52,12 +54,4 @@ _HOMES = {
 }
 
 
-def __getattr__(name: str) -> Any:
-    home = _HOMES.get(name)
-    if home is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    import importlib
-
-    value = getattr(importlib.import_module(f"{__name__}.{home}"), name)
-    globals()[name] = value
-    return value
+__getattr__ = lazy_names(__name__, {name: f"{__name__}.{home}" for name, home in _HOMES.items()}, globals())

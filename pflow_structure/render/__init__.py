@@ -6,7 +6,9 @@ The names below load on first use, so that reading one renderer (``read-fields``
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from pflow_structure.lazy import lazy_names
 
 if TYPE_CHECKING:
     from pflow_structure.render.fields_text import render_fields_text
@@ -21,12 +23,4 @@ _HOMES = {
 }
 
 
-def __getattr__(name: str) -> Any:
-    home = _HOMES.get(name)
-    if home is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    import importlib
-
-    value = getattr(importlib.import_module(home), name)
-    globals()[name] = value
-    return value
+__getattr__ = lazy_names(__name__, _HOMES, globals())
