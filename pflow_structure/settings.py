@@ -34,12 +34,10 @@ from typing import TYPE_CHECKING, Any
 from pflow_structure.cache.backend import SCHEMES, redact_url
 from pflow_structure.cache.store import DEFAULT_MAX_BYTES, DEFAULT_TTL_HOURS, ExecutionCache, default_cache_dir
 from pflow_structure.errors import ParameterError
-from pflow_structure.filtering import DEFAULT_TARGET, DEFAULT_THRESHOLD, DEFAULT_TIMEOUT, MODES, FilterOptions
-from pflow_structure.structure import DEFAULT_MAX_PATHS
-from pflow_structure.values.references import DEFAULT_MAX_REFERENCE_BYTES
 
 if TYPE_CHECKING:
     from pflow_structure.cache.backend import CacheBackend
+    from pflow_structure.filtering.options import FilterOptions
 
 ENV_CACHE_DIR = "PFLOW_STRUCTURE_CACHE_DIR"
 ENV_CACHE_URL = "PFLOW_STRUCTURE_CACHE_URL"
@@ -54,6 +52,15 @@ ENV_MAX_MESSAGE_SIZE = "PFLOW_STRUCTURE_MAX_MESSAGE_SIZE"
 ENV_ANSWER_BUDGET = "PFLOW_STRUCTURE_ANSWER_BUDGET"
 DEFAULT_ANSWER_BUDGET = 8000  # o200k tokens: under Claude Code's 10,000 warning and Codex's ~10 KiB
 DEFAULT_MAX_MESSAGE_BYTES = 256 * 1024**2
+# The defaults of the core modules, written out so that building settings (every read-fields
+# call) does not import the structure inference, the filter and the reference resolver for five
+# numbers; tests/test_service.py checks that each equals its source.
+DEFAULT_MAX_PATHS = 500  # pflow_structure.structure.DEFAULT_MAX_PATHS
+DEFAULT_MAX_REFERENCE_BYTES = 20 * 1024**2  # pflow_structure.values.references.DEFAULT_MAX_REFERENCE_BYTES
+FILTER_MODES = ("auto", "llm", "heuristic", "off")  # pflow_structure.filtering.options.MODES
+DEFAULT_FILTER_THRESHOLD = 50  # pflow_structure.filtering.options.DEFAULT_THRESHOLD
+DEFAULT_FILTER_TARGET = 40  # pflow_structure.filtering.options.DEFAULT_TARGET
+DEFAULT_FILTER_TIMEOUT = 2.0  # pflow_structure.filtering.options.DEFAULT_TIMEOUT
 ENV_FILTER = "PFLOW_STRUCTURE_FILTER"
 ENV_FILTER_THRESHOLD = "PFLOW_STRUCTURE_FILTER_THRESHOLD"
 ENV_FILTER_TARGET = "PFLOW_STRUCTURE_FILTER_TARGET"
@@ -85,11 +92,12 @@ class Settings:
     """
 
     __slots__ = (
+        "_filter_values",
+        "_filtering",
         "answer_budget",
         "cache_dir",
         "cache_url",
         "failure_log",
-        "filtering",
         "max_cache_bytes",
         "max_paths",
         "max_reference_bytes",
@@ -117,7 +125,8 @@ class Settings:
         self.max_cache_bytes = max_cache_bytes
         self.max_paths = max_paths
         self.failure_log = Path(failure_log) if failure_log is not None else default_failure_log()
-        self.filtering = filtering if filtering is not None else FilterOptions()
+        self._filtering = filtering  # None: FilterOptions() (of _filter_values), built on first use
+        self._filter_values: dict[str, Any] = {}
         self.workflows_dir = Path(workflows_dir) if workflows_dir is not None else default_workflows_dir()
         self.pflow_registry = Path(pflow_registry) if pflow_registry is not None else default_pflow_registry()
         self.cache_url = cache_url or None
@@ -138,6 +147,15 @@ class Settings:
             self.max_reference_bytes,
             self.answer_budget,
         )
+
+    @property
+    def filtering(self) -> FilterOptions:
+        """How to filter; built when first asked for, so that reading values never imports the filter."""
+        if self._filtering is None:
+            from pflow_structure.filtering.options import FilterOptions
+
+            self._filtering = FilterOptions(**self._filter_values)
+        return self._filtering
 
     def filter_options(self) -> FilterOptions:
         """The filter options, with the decision cache beside the execution cache unless set."""
@@ -182,15 +200,21 @@ class Settings:
         base = cls()
         cls.max_message_bytes(env)  # a bad value is said at start, not when the first long line comes
         chosen_dir = cache_dir or env.get(ENV_CACHE_DIR)
-        return cls(
-            cache_dir=Path(chosen_dir).expanduser() if chosen_dir else base.cache_dir,
-            ttl_hours=_number(env, ENV_TTL_HOURS, base.ttl_hours),
-            max_cache_bytes=parse_size(env[ENV_MAX_CACHE_SIZE], ENV_MAX_CACHE_SIZE)
+        # Checked in this order (the first bad variable is the one an error names).
+        ttl_hours = _number(env, ENV_TTL_HOURS, base.ttl_hours)
+        max_cache_bytes = (
+            parse_size(env[ENV_MAX_CACHE_SIZE], ENV_MAX_CACHE_SIZE)
             if env.get(ENV_MAX_CACHE_SIZE)
-            else base.max_cache_bytes,
-            max_paths=_whole_number(env, ENV_MAX_PATHS, base.max_paths),
+            else base.max_cache_bytes
+        )
+        max_paths = _whole_number(env, ENV_MAX_PATHS, base.max_paths)
+        filter_values = _filter_values(env)  # checked now; FilterOptions is built on first use
+        settings = cls(
+            cache_dir=Path(chosen_dir).expanduser() if chosen_dir else base.cache_dir,
+            ttl_hours=ttl_hours,
+            max_cache_bytes=max_cache_bytes,
+            max_paths=max_paths,
             failure_log=Path(env[ENV_FAILURE_LOG]).expanduser() if env.get(ENV_FAILURE_LOG) else base.failure_log,
-            filtering=_filter_options(env),
             workflows_dir=_path(env, ENV_WORKFLOWS_DIR, base.workflows_dir),
             pflow_registry=_path(env, ENV_PFLOW_REGISTRY, base.pflow_registry),
             cache_url=_cache_url(env),
@@ -199,6 +223,8 @@ class Settings:
             else base.max_reference_bytes,
             answer_budget=_whole_number(env, ENV_ANSWER_BUDGET, base.answer_budget),
         )
+        settings._filter_values = filter_values
+        return settings
 
     @staticmethod
     def max_message_bytes(env: Mapping[str, str] | None = None) -> int:
@@ -238,27 +264,28 @@ def _cache_url(env: Mapping[str, str]) -> str | None:
     return url
 
 
-def _filter_options(env: Mapping[str, str]) -> FilterOptions:
-    """The filter settings (whether the LLM can run is decided when a structure needs filtering)."""
+def _filter_values(env: Mapping[str, str]) -> dict[str, Any]:
+    """The filter settings, checked: FilterOptions' arguments (whether the LLM can run is decided
+    when a structure needs filtering)."""
     mode = (env.get(ENV_FILTER) or "auto").strip().lower()
-    if mode not in MODES:
-        choices = ", ".join(MODES)
+    if mode not in FILTER_MODES:
+        choices = ", ".join(FILTER_MODES)
         raise ParameterError(f"{ENV_FILTER}={env.get(ENV_FILTER)!r} is not a filter mode; use one of {choices}")
     want_model = (env.get(ENV_WANT_MODEL) or "").strip().lower()
     if want_model not in ("", "wordllama"):
         raise ParameterError(
             f"{ENV_WANT_MODEL}={env.get(ENV_WANT_MODEL)!r} is not a want model; use wordllama or unset it"
         )
-    return FilterOptions(
-        mode=mode,
-        threshold=_whole_number(env, ENV_FILTER_THRESHOLD, DEFAULT_THRESHOLD),
-        target=_whole_number(env, ENV_FILTER_TARGET, DEFAULT_TARGET),
-        model=(env.get(ENV_FILTER_MODEL) or "").strip(),
-        timeout=_number(env, ENV_FILTER_TIMEOUT, DEFAULT_TIMEOUT),
-        api_base=(env.get(ENV_FILTER_API_BASE) or "").strip() or None,
-        keys_set=frozenset(name for name, value in env.items() if name.endswith("_API_KEY") and value),
-        want_model=want_model,
-    )
+    return {
+        "mode": mode,
+        "threshold": _whole_number(env, ENV_FILTER_THRESHOLD, DEFAULT_FILTER_THRESHOLD),
+        "target": _whole_number(env, ENV_FILTER_TARGET, DEFAULT_FILTER_TARGET),
+        "model": (env.get(ENV_FILTER_MODEL) or "").strip(),
+        "timeout": _number(env, ENV_FILTER_TIMEOUT, DEFAULT_FILTER_TIMEOUT),
+        "api_base": (env.get(ENV_FILTER_API_BASE) or "").strip() or None,
+        "keys_set": frozenset(name for name, value in env.items() if name.endswith("_API_KEY") and value),
+        "want_model": want_model,
+    }
 
 
 def default_failure_log() -> Path:

@@ -62,6 +62,50 @@ def test_bad_settings_name_the_variable_and_the_fix(
         Settings.from_env()
 
 
+def test_the_settings_defaults_are_the_core_modules_own() -> None:
+    """settings.py writes the core defaults out (building settings must not import the filter, the
+    structure inference or the reference resolver); they cannot drift from their sources."""
+    from pflow_structure import settings
+    from pflow_structure.filtering import options
+    from pflow_structure.structure import DEFAULT_MAX_PATHS
+    from pflow_structure.values.references import DEFAULT_MAX_REFERENCE_BYTES
+
+    assert settings.DEFAULT_MAX_PATHS == DEFAULT_MAX_PATHS
+    assert settings.DEFAULT_MAX_REFERENCE_BYTES == DEFAULT_MAX_REFERENCE_BYTES
+    assert settings.FILTER_MODES == options.MODES
+    assert settings.DEFAULT_FILTER_THRESHOLD == options.DEFAULT_THRESHOLD
+    assert settings.DEFAULT_FILTER_TARGET == options.DEFAULT_TARGET
+    assert settings.DEFAULT_FILTER_TIMEOUT == options.DEFAULT_TIMEOUT
+    assert Settings().filtering == options.FilterOptions()
+    assert Settings.from_env({}).filtering == options.FilterOptions()
+
+
+def test_the_filter_options_come_from_the_environment_when_first_used() -> None:
+    from pflow_structure.filtering.options import FilterOptions
+
+    env = {"PFLOW_STRUCTURE_FILTER": " Heuristic ", "PFLOW_STRUCTURE_FILTER_TARGET": "12", "X_API_KEY": "k"}
+    built = Settings.from_env(env)
+    expected = FilterOptions(mode="heuristic", target=12, keys_set=frozenset({"X_API_KEY"}))
+    assert built.filtering == expected
+    assert built.filtering is built.filtering  # built once
+    assert built == Settings.from_env(env)
+    assert built.replace(max_paths=7).filtering == expected
+    assert Settings(filtering=expected).filtering is expected
+
+
+def test_a_bad_filter_variable_is_named_before_the_variables_checked_after_it(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The filter's variables are checked where they always were: an error names the first bad one."""
+    monkeypatch.setenv("PFLOW_STRUCTURE_FILTER", "sometimes")
+    monkeypatch.setenv("PFLOW_STRUCTURE_ANSWER_BUDGET", "0")
+    with pytest.raises(ParameterError, match="PFLOW_STRUCTURE_FILTER='sometimes' is not a filter mode"):
+        Settings.from_env()
+    monkeypatch.setenv("PFLOW_STRUCTURE_MAX_PATHS", "0.5")
+    with pytest.raises(ParameterError, match=r"PFLOW_STRUCTURE_MAX_PATHS='0\.5'"):
+        Settings.from_env()
+
+
 def test_an_int_too_long_for_json_text_is_kept_as_hex() -> None:
     run = store_outputs("custom", {}, {"big": 10**5000, "small": 5})
     assert run["warnings"] == ["big: an int of 16610 bits is stored as hex text"]
