@@ -32,8 +32,6 @@ __all__ = [
     "UsageLog",
     "day_of",
     "days_back",
-    "node_type_read",
-    "note_read",
     "report",
     "usage_counts",
 ]
@@ -53,23 +51,6 @@ _DAY_NAME = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}")
 _NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
 _CLOEXEC = getattr(os, "O_CLOEXEC", 0)
 _NONBLOCK = getattr(os, "O_NONBLOCK", 0)  # a FIFO planted in place of a day file must not hang
-
-# Execution id -> node_type of the entries this process read lately, so that the adapter answering
-# a read_fields call can attribute it without reading the entry again (bounded; cleared when full).
-_READ: dict[str, str] = {}
-_READ_MAX = 1024
-
-
-def note_read(execution_id: str, node_type: str) -> None:
-    """Remember which tool or node wrote ``execution_id`` (the service calls this on each read)."""
-    if len(_READ) >= _READ_MAX:
-        _READ.clear()
-    _READ[execution_id] = node_type
-
-
-def node_type_read(execution_id: Any) -> str | None:
-    """The node_type of an entry this process read, or None."""
-    return _READ.get(execution_id) if isinstance(execution_id, str) else None
 
 
 def usage_counts(kind: str, *, raw: int = 0, answered: int = 0) -> dict[str, int]:

@@ -10,11 +10,29 @@ from collections.abc import Sequence
 from typing import Any, NamedTuple
 
 from pflow_structure.cache.backend import CacheBackend
-from pflow_structure.cache.usage import note_read
 from pflow_structure.encoding.binary import restore_binary
 from pflow_structure.errors import ParameterError, PathNotFoundError, PathSyntaxError
 from pflow_structure.paths import resolve
 from pflow_structure.settings import Settings
+
+# Execution id -> node_type of the entries this process read lately, so that the adapter answering
+# a read_fields call can attribute it without reading the entry again (bounded; cleared when full).
+# Here rather than in cache/usage.py: every read notes one, and read-fields' start-up should not
+# load the usage log for it.
+_READ: dict[str, str] = {}
+_READ_MAX = 1024
+
+
+def note_read(execution_id: str, node_type: str) -> None:
+    """Remember which tool or node wrote ``execution_id`` (called on each read, for usage counts)."""
+    if len(_READ) >= _READ_MAX:
+        _READ.clear()
+    _READ[execution_id] = node_type
+
+
+def node_type_read(execution_id: Any) -> str | None:
+    """The node_type of an entry this process read, or None."""
+    return _READ.get(execution_id) if isinstance(execution_id, str) else None
 
 
 class FieldReadout(NamedTuple):

@@ -12,7 +12,8 @@ from collections.abc import Mapping
 from typing import Any, cast
 
 from pflow_structure.cache.backend import CacheBackend, redact_url
-from pflow_structure.cache.usage import UsageLog, node_type_read, report, usage_counts
+from pflow_structure.cache.usage import UsageLog, report, usage_counts
+from pflow_structure.service.reading import node_type_read
 from pflow_structure.settings import Settings
 
 __all__ = ["CountedRun", "record_read", "record_result", "usage_log", "usage_report"]

@@ -12,9 +12,9 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from pflow_structure.cache.backend import CacheBackend, StoredExecutionLike
-from pflow_structure.cache.usage import note_read
 from pflow_structure.errors import CacheWriteError, ParameterError
 from pflow_structure.service.arguments import resolve_arguments
+from pflow_structure.service.reading import note_read
 from pflow_structure.settings import Settings
 
 __all__ = ["edit_fields"]
