@@ -9,8 +9,8 @@ temp dir, and if that fails too, the caller gets a warning instead of an excepti
 
 from __future__ import annotations
 
+import _thread
 import os
-import threading
 import time
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
@@ -54,7 +54,7 @@ DEFAULT_MAX_BYTES = 1024**3
 # node leaves in a workflow's shared store): pruning skips them, so a later node's write cannot
 # pull the data out from under an earlier node's view. Other processes cannot see this set.
 _HELD: dict[str, int] = {}
-_HELD_LOCK = threading.Lock()
+_HELD_LOCK = _thread.allocate_lock()  # threading.Lock, without importing threading at start-up
 
 
 def hold_execution(execution_id: str) -> None:

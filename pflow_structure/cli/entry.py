@@ -16,7 +16,6 @@ the same output, errors and exit codes.
 
 from __future__ import annotations
 
-import re
 import sys
 from collections.abc import Sequence
 from typing import Any
@@ -26,8 +25,6 @@ from pflow_structure.render.fields_text import READ_FORMATS
 from pflow_structure.render.output_text import safe_text
 
 __all__ = ["main", "parse_read_fields", "run_read_fields", "write_text"]
-
-_NUMBER = re.compile(r"[0-9]+")
 
 
 def main() -> None:
@@ -96,7 +93,7 @@ def parse_read_fields(argv: Sequence[str]) -> ReadFieldsArgs | None:
                     return None  # click words the usage error
                 options["format"] = value
                 continue
-            if len(value) > 18 or not _NUMBER.fullmatch(value):
+            if len(value) > 18 or not (value.isascii() and value.isdigit()):  # [0-9]+
                 return None  # click words the usage error
             if name == "--max-tokens" and int(value) < 1:
                 return None  # click words the usage error

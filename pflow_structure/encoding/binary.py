@@ -6,8 +6,6 @@ import what only encoding needs (datetime, decimal, uuid, dataclasses).
 
 from __future__ import annotations
 
-import base64
-import copy
 from collections.abc import Sequence
 from typing import Any
 
@@ -23,6 +21,8 @@ def restore_binary(value: Any, where: Sequence[str | int], binary_paths: Sequenc
         return value
     if () in inside:
         return _b64(value)
+    import copy  # only an entry that holds bytes gets here: keeps read-fields start-up short
+
     value = copy.deepcopy(value)
     for relative in inside:
         parent = value
@@ -38,6 +38,8 @@ def restore_binary(value: Any, where: Sequence[str | int], binary_paths: Sequenc
 def _b64(text: Any) -> Any:
     if not isinstance(text, str):
         return text
+    import base64
+
     try:
         return base64.b64decode(text.encode("ascii"), validate=True)
     except ValueError:

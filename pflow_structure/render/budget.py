@@ -21,7 +21,7 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any, NamedTuple
 
 from pflow_structure.paths.grammar import ConcretePath, format_path
-from pflow_structure.render.output_text import format_json
+from pflow_structure.render.output_text import compact
 
 TokenCounter = Callable[[str], int]
 
@@ -46,10 +46,6 @@ class Fitted(NamedTuple):
 
     values: dict[str, Any]
     more: dict[str, dict[str, Any]]
-
-
-def compact(value: Any) -> str:
-    return format_json(value, compact=True)
 
 
 def measure(count: TokenCounter, text: str) -> int:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import base64
 import json
 from collections.abc import Callable, Mapping
 from typing import Any
@@ -154,5 +153,7 @@ def _json(value: Any) -> str:
 
 def _bytes_default(value: Any) -> Any:
     if isinstance(value, (bytes, bytearray)):
+        import base64
+
         return f"<{len(value)} bytes, base64: {base64.b64encode(value).decode('ascii')}>"
     raise TypeError(f"cannot show a {type(value).__name__}")

@@ -22,6 +22,11 @@ def format_json(value: Any, *, compact: bool = False) -> str:
     return text
 
 
+def compact(value: Any) -> str:
+    """Compact JSON (no spaces), as the answer budget counts it."""
+    return format_json(value, compact=True)
+
+
 def _json_default(value: Any) -> Any:
     if isinstance(value, (bytes, bytearray)):
         import base64

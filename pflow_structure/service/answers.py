@@ -17,7 +17,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 from pflow_structure.errors import ParameterError
-from pflow_structure.render.budget import compact
+from pflow_structure.render.output_text import compact
 
 if TYPE_CHECKING:
     from pflow_structure.cache.backend import CacheBackend
@@ -132,23 +132,27 @@ def read_fields_text_answer(
     format_name: str,
     *,
     budget: int,
-    paging: Paging,
+    offset: int = 0,
+    limit: int | None = None,
+    char_offset: int = 0,
     max_items: int | None = None,
     style: str = "tool",
     settings: Settings,
 ) -> tuple[str, list[str]]:
     """``read_fields`` in a text format (``readout_text``) within ``budget`` tokens: ``(text, notes)``.
 
-    Past the budget the values are cut as the JSON answer cuts them, and a ``# path: ...; read on:``
-    line per cut names the call that reads on (``style`` "tool": the tool's arguments as JSON;
-    "cli": the ``read-fields`` command line). Notes (to stderr on the command line) count too.
+    ``offset``, ``limit`` and ``char_offset`` are the arguments that read ``readout``. Past the budget
+    the values are cut as the JSON answer cuts them, and a ``# path: ...; read on:`` line per cut names
+    the call that reads on (``style`` "tool": the tool's arguments as JSON; "cli": the ``read-fields``
+    command line). Notes (to stderr on the command line) count too.
     """
     hint = _hint_word(style)
     text, notes = readout_text(
-        readout, format_name, offset=paging.offset, max_items=max_items, offset_hint=hint, settings=settings
+        readout, format_name, offset=offset, max_items=max_items, offset_hint=hint, settings=settings
     )
     if len("\n".join([text, *notes]).encode("utf-8")) <= budget:
-        return text, notes
+        return text, notes  # the common case: the budget module (paging, cutting) is not even loaded
+    paging = paging_of(readout, offset, limit, char_offset)
     count = _counter()
     used = count("\n".join([text, *notes]))
     room = budget
@@ -244,13 +248,20 @@ def read_fields_text_call(
     readout = read_fields_detailed(
         execution_id, field_paths, limit=limit, offset=offset, settings=settings, char_offset=char_offset
     )
-    paging = paging_of(readout, offset, limit, char_offset)
     found = any(path not in readout.errors for path in readout.values)
     if format_name == "json":
-        answer = answer_from_readout(readout, budget, paging)
+        answer = answer_from_readout(readout, budget, paging_of(readout, offset, limit, char_offset))
         return TextAnswer(format_json(answer.value), [f"note: {reason}" for reason in readout.errors.values()], found)
     text, notes = read_fields_text_answer(
-        readout, format_name, budget=budget, paging=paging, max_items=max_items, style=style, settings=settings
+        readout,
+        format_name,
+        budget=budget,
+        offset=offset,
+        limit=limit,
+        char_offset=char_offset,
+        max_items=max_items,
+        style=style,
+        settings=settings,
     )
     return TextAnswer(text, notes, found)
 
