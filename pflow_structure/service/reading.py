@@ -10,7 +10,6 @@ from collections.abc import Sequence
 from typing import Any, NamedTuple
 
 from pflow_structure.cache.backend import CacheBackend
-from pflow_structure.encoding.binary import restore_binary
 from pflow_structure.errors import ParameterError, PathNotFoundError, PathSyntaxError
 from pflow_structure.paths import resolve
 from pflow_structure.settings import Settings
@@ -95,10 +94,10 @@ def read_fields_detailed(
                 readout.missing[key] = lacking
             end = None if limit is None else offset + limit
             matches = matches[offset:end]  # only the page is restored (and, from an index, was read)
-            readout.values[key] = [restore_binary(m.value, m.path, entry.binary_paths) for m in matches]
+            readout.values[key] = [_restored(m.value, m.path, entry.binary_paths) for m in matches]
             readout.where[key] = [m.path for m in matches]
         else:
-            values = [restore_binary(m.value, m.path, entry.binary_paths) for m in matches[:1]]
+            values = [_restored(m.value, m.path, entry.binary_paths) for m in matches[:1]]
             value = values[0] if values else None
             if char_offset and isinstance(value, str):
                 value = value[char_offset:]
@@ -111,3 +110,12 @@ def _entry_for(cache: CacheBackend, execution_id: str, field_paths: Sequence[str
     """The entry, with only what ``field_paths`` (of a last ``[*]``, the page) reach parsed if the store can."""
     get_fields = getattr(cache, "get_fields", None)
     return get_fields(execution_id, field_paths, page=page) if get_fields is not None else cache.get(execution_id)
+
+
+def _restored(value: Any, where: Sequence[str | int], binary_paths: Sequence[Sequence[str | int]]) -> Any:
+    """``restore_binary``, loaded only for an entry that holds bytes (few do)."""
+    if not binary_paths:
+        return value
+    from pflow_structure.encoding.binary import restore_binary
+
+    return restore_binary(value, where, binary_paths)
