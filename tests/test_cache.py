@@ -627,3 +627,60 @@ def test_the_oversize_warning_is_given_once_and_only_for_a_stored_entry(
     second = cache.put("node", {}, {"result": "second"})
     assert [w for w in second.warnings if "larger than the cache size cap" in w] == [second.warnings[0]]
     assert len(second.warnings) == 1
+
+
+def _datetime_seconds(text: str) -> float | str:
+    import datetime as dt
+
+    try:
+        moment = dt.datetime.fromisoformat(text.replace("Z", "+00:00"))
+    except ValueError:
+        return "rejected"
+    return (moment if moment.tzinfo else moment.replace(tzinfo=dt.timezone.utc)).timestamp()
+
+
+@given(
+    st.integers(0, 9999),
+    st.integers(0, 13),
+    st.integers(0, 32),
+    st.integers(0, 25),
+    st.integers(0, 61),
+    st.integers(0, 61),
+)
+@settings(max_examples=2000, deadline=None)
+def test_a_timestamp_read_without_datetime_is_what_datetime_reads(
+    year: int, month: int, day: int, hour: int, minute: int, second: int
+) -> None:
+    """The form the cache writes is read without importing datetime (read-fields' start-up); any
+    impossible date or other form goes to datetime, so every timestamp reads (or fails) as before."""
+    from pflow_structure.cache.entry import parse_timestamp
+
+    text = f"{year:04d}-{month:02d}-{day:02d}T{hour:02d}:{minute:02d}:{second:02d}Z"
+    try:
+        seconds: float | str = parse_timestamp(text)
+    except ValueError:
+        seconds = "rejected"
+    assert seconds == _datetime_seconds(text)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "2025-11-18T10:53:22",
+        "2025-11-18T10:53:22+02:00",
+        "2025-11-18 10:53:22Z",
+        "2025-11-18T10:53:22.5Z",
+        "２025-11-18T10:53:22Z",
+        "2024-02-29T00:00:00Z",
+        "2023-02-29T00:00:00Z",
+        "1970-01-01T00:00:00Z",
+    ],
+)
+def test_other_timestamp_forms_read_as_datetime_reads_them(text: str) -> None:
+    from pflow_structure.cache.entry import parse_timestamp
+
+    try:
+        seconds: float | str = parse_timestamp(text)
+    except ValueError:
+        seconds = "rejected"
+    assert seconds == _datetime_seconds(text)

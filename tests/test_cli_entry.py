@@ -106,6 +106,7 @@ NOT_LOADED_BY_READ_FIELDS = (
     "click",
     "copy",
     "dataclasses",
+    "datetime",
     "inspect",
     "jsonpath_ng",
     "litellm",

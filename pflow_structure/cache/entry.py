@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import datetime as _dt
 import json
 import math
 from collections.abc import Sequence
@@ -126,6 +125,8 @@ def _is_path(value: Any) -> bool:
 
 def format_timestamp(seconds: float) -> str:
     """ISO 8601 in UTC, to the second: ``2025-11-18T10:53:22Z``."""
+    import datetime as _dt
+
     moment = _dt.datetime.fromtimestamp(int(seconds), tz=_dt.timezone.utc)
     return moment.strftime("%Y-%m-%dT%H:%M:%SZ")
 
@@ -134,6 +135,11 @@ def parse_timestamp(text: Any) -> float:
     """Seconds since the epoch; a timestamp without a zone is taken as UTC."""
     if not isinstance(text, str):
         raise ValueError("timestamp is not a string")
+    seconds = _written_form_seconds(text)
+    if seconds is not None:
+        return seconds
+    import datetime as _dt
+
     try:
         moment = _dt.datetime.fromisoformat(text.replace("Z", "+00:00"))
     except ValueError:
@@ -141,3 +147,31 @@ def parse_timestamp(text: Any) -> float:
     if moment.tzinfo is None:
         moment = moment.replace(tzinfo=_dt.timezone.utc)
     return moment.timestamp()
+
+
+_MONTH_DAYS = (31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31)
+
+
+def _written_form_seconds(text: str) -> float | None:
+    """The seconds of a timestamp in the form :func:`format_timestamp` writes (``2025-11-18T10:53:22Z``),
+    read without importing datetime (a tenth of read-fields' start-up); None for any other form (or an
+    impossible date), which datetime reads or rejects. The same number as datetime's."""
+    if len(text) != 20 or text[4::3] != "--T::Z":  # the separators, at 4, 7, 10, 13, 16 and 19
+        return None
+    digits = text[0:4] + text[5:7] + text[8:10] + text[11:13] + text[14:16] + text[17:19]
+    if not (digits.isascii() and digits.isdigit()):
+        return None
+    year, month, day = int(text[0:4]), int(text[5:7]), int(text[8:10])
+    hour, minute, second = int(text[11:13]), int(text[14:16]), int(text[17:19])
+    leap = month == 2 and year % 4 == 0 and (year % 100 != 0 or year % 400 == 0)
+    if year < 1 or not 1 <= month <= 12 or not 1 <= day <= _MONTH_DAYS[month - 1] + leap:
+        return None
+    if hour > 23 or minute > 59 or second > 59:
+        return None
+    # Days since 1970-01-01 in the proleptic Gregorian calendar (H. Hinnant's days_from_civil).
+    shifted = year - (month <= 2)
+    era, year_of_era = divmod(shifted, 400)
+    day_of_year = (153 * (month + (-3 if month > 2 else 9)) + 2) // 5 + day - 1
+    day_of_era = year_of_era * 365 + year_of_era // 4 - year_of_era // 100 + day_of_year
+    days = era * 146097 + day_of_era - 719468
+    return float(days * 86400 + hour * 3600 + minute * 60 + second)
