@@ -61,7 +61,30 @@ def test_a_containers_words_count_for_its_label_field() -> None:
         "result.owner.uuid": {"type": "str", "avg_length": 38},
         "result.size": {"type": "int"},
     }
-    assert wanted_fields(structure, "who owns it") == ["result.owner.display_name"]
+    # the label first; the owner's other field follows because the owner object is small
+    assert wanted_fields(structure, "who owns it") == ["result.owner.display_name", "result.owner.uuid"]
+
+
+def test_a_small_object_the_words_name_is_listed_whole() -> None:
+    structure = {
+        "result": {"type": "list"},
+        "result[0].Id": {"type": "str", "avg_length": 64},
+        "result[0].Ports": {"type": "list"},
+        "result[0].Ports[0].IP": {"type": "str", "avg_length": 7},
+        "result[0].Ports[0].PrivatePort": {"type": "int"},
+        "result[0].Ports[0].Type": {"type": "str", "avg_length": 3},
+    }
+    assert wanted_fields(structure, "which ports does each expose?") == [
+        "result[0].Ports[0].PrivatePort",
+        "result[0].Ports[0].IP",
+        "result[0].Ports[0].Type",
+    ]
+
+
+def test_an_object_of_more_than_five_fields_is_not_listed_whole() -> None:
+    structure = {"result": {"type": "dict"}, "result.ports": {"type": "dict"}}
+    structure.update({f"result.ports.p{n}": {"type": "int"} for n in range(6)})
+    assert wanted_fields(structure, "which ports") == []
 
 
 # -- the view ---------------------------------------------------------------------------------

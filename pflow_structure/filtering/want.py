@@ -5,8 +5,9 @@ kebab), stemmed (``titles`` → ``title``, ``created`` → ``creat``) and compar
 most, one stem the start of the other (``assign`` and ``assignee``) a little less, and two words of
 one everyday meaning (:data:`MEANINGS`: ``paid`` and ``financial``, ``who wrote`` and ``author``,
 ``owed`` and ``due``) less again. A field's own key counts fully, the keys of the containers
-above it by half (``user.login`` answers "which user"). The view then lists the matching fields
-first and fills the rest of a smaller budget with the usual view (:func:`choose_wanted`).
+above it by half (``user.login`` answers "which user"); a small object whose own key the words name
+is listed whole (:func:`named_objects`: "which ports" gets each port's type too). The view then lists
+the matching fields first and fills the rest of a smaller budget with the usual view (:func:`choose_wanted`).
 
 Deterministic, pure Python, no model: wordllama and a learned word-to-name table were measured as
 candidates (``benchmarks/want_eval.py``) and are not used; see docs/want.md.
@@ -86,6 +87,7 @@ MATCH = 0.6  # a field matches the words from this score on
 MAX_WANTED = 12  # the view lists at most this many matching fields
 PER_WORD = 3  # and first the best this many of each word of the text
 LABEL = 6  # a key the vocabulary scores this high (name, title, login) is its object's label
+SMALL = 5  # an object the words name is listed whole when it holds at most this many fields
 HANDLES = ("key", "number", "iid", "id")  # what a record is called by, when it has no name to show
 
 
@@ -206,7 +208,27 @@ def wanted_fields(
     rest = sorted(matched, key=rank)
     for path in rest:
         chosen[path] = None
-    return list(chosen)[:MAX_WANTED]
+    best = list(chosen)[:MAX_WANTED]
+    return best + [path for path in named_objects(structure, tuple(matches)) if path not in best]
+
+
+def named_objects(structure: Mapping[str, Mapping[str, Any]], terms: Sequence[str]) -> list[str]:
+    """The fields of each small object (at most :data:`SMALL` fields) whose own key one of ``terms``
+    names (the same stem, or one the start of the other): "which ports" asks for all of ``Ports[0]``,
+    its type and address too, not only the ``PrivatePort`` that says port."""
+    nodes = path_nodes(structure)
+    under: dict[int, list[str]] = {}
+    for index in field_indices(structure, nodes):
+        above = nodes[index].parent
+        while above >= 0 and nodes[above].parent >= 0:  # the top object is never small enough to matter
+            under.setdefault(above, []).append(nodes[index].path)
+            above = nodes[above].parent
+    found: dict[str, None] = {}
+    for above, paths in under.items():
+        key = nodes[above].keys[-1] if nodes[above].keys else ""
+        if len(paths) <= SMALL and any(_best(term, _stems(key)) >= PREFIX for term in terms):
+            found.update(dict.fromkeys(paths))
+    return list(found)
 
 
 def record_handles(structure: Mapping[str, Mapping[str, Any]], paths: Sequence[str]) -> list[str]:
