@@ -42,10 +42,31 @@ def test_terms_are_stems_of_the_words_that_can_name_a_field() -> None:
         ("how much is owed", ("result", "amount_due")),
         ("when was it created", ("result", "createdAt")),
         ("which content type", ("result", "headers", "content-type")),
+        ("shared with collaborators?", ("result", "has_collaborations")),
+        ("what does it describe", ("result", "description")),
+        ("what quantity was ordered", ("result", "line_items", "qty")),
+        ("which message", ("result", "msg")),
+        ("how much disk is left", ("result", "fs", "free_in_bytes")),
+        ("how many indices", ("result", "index_count")),
     ],
 )
 def test_a_name_list_alone_would_miss_these_and_want_matches_them(want: str, keys: tuple[str, ...]) -> None:
     assert want_score(want_terms(want), keys) >= 0.6
+
+
+@pytest.mark.parametrize(
+    ("want", "keys"),
+    [
+        ("who are the contributors", ("result", "contract_id")),  # contr... is too short a shared start
+        ("the conversation", ("result", "conversion_rate")),
+    ],
+)
+def test_words_that_only_begin_alike_do_not_match(want: str, keys: tuple[str, ...]) -> None:
+    assert want_score(want_terms(want), keys) == 0.0
+
+
+def test_short_forms_and_irregular_plurals_stem_to_the_word() -> None:
+    assert [stem(word) for word in ("qty", "ts", "indices", "children")] == ["quantity", "timestamp", "index", "child"]
 
 
 def test_values_never_count_only_names() -> None:

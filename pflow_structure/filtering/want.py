@@ -1,8 +1,9 @@
 """``want``: plain words from the agent that steer the view to the fields they name.
 
 Names only, never values. The words of the text and of each field's keys are split (snake, camel,
-kebab), stemmed (``titles`` → ``title``, ``created`` → ``creat``) and compared: the same stem counts
-most, one stem the start of the other (``assign`` and ``assignee``) a little less, and two words of
+kebab), stemmed (``titles`` → ``title``, ``created`` → ``creat``, ``qty`` → ``quantity``) and compared:
+the same stem counts most, one stem the start of the other (``assign`` and ``assignee``) or two forms of
+one root (``collaborator`` and ``collaboration``) a little less, and two words of
 one everyday meaning (:data:`MEANINGS`: ``paid`` and ``financial``, ``who wrote`` and ``author``,
 ``owed`` and ``due``) less again. A field's own key counts fully, the keys of the containers
 above it by half (``user.login`` answers "which user"); a small object whose own key the words name
@@ -16,6 +17,7 @@ candidates (``benchmarks/want_eval.py``) and are not used; see docs/want.md.
 from __future__ import annotations
 
 import math
+import os
 import re
 from collections.abc import Mapping, Sequence
 from functools import lru_cache
@@ -34,7 +36,7 @@ STOPWORDS = frozenset(
     he she his her has have had can could should would will shall may might must any all each every
     some than then so if as into about over per get got give show list tell find see me please also
     just only item items one ones thing things value values field fields there here out
-    response result results data object objects entry entries record records""".split()  # noqa: SIM905 (a word list reads better as text)
+    response result results data object objects entry entries record records how by yet""".split()  # noqa: SIM905 (a word list reads better as text)
 )
 
 # Everyday words of one meaning, the links a name list alone misses. General English, no API's
@@ -63,7 +65,8 @@ MEANINGS: tuple[frozenset[str], ...] = tuple(
         "kind type category class sort",
         "version release tag revision",
         "link url href web page site see view visit clone",
-        "big large size bytes memory disk storage",
+        "big large size bytes memory disk storage store stored",
+        "left remain remaining free available used usage utilization capacity",
         "contact email phone mail",
         "urgent priority severity important critical warning warn level",
         "commit sha hash revision",
@@ -78,6 +81,40 @@ MEANINGS: tuple[frozenset[str], ...] = tuple(
         "ip address network",
     )
 )
+
+# Short forms of names that are not the start of the word they stand for (``desc``, ``repo`` and
+# ``addr`` are, and need no entry), and plurals no suffix rule undoes.
+SHORT = {
+    "qty": "quantity",
+    "ts": "timestamp",
+    "dt": "date",
+    "tz": "timezone",
+    "msg": "message",
+    "img": "image",
+    "pkg": "package",
+    "txn": "transaction",
+    "tx": "transaction",
+    "acct": "account",
+    "usr": "user",
+    "pwd": "password",
+    "idx": "index",
+    "src": "source",
+    "dst": "destination",
+    "cfg": "configuration",
+    "avg": "average",
+    "pct": "percent",
+    "amt": "amount",
+    "cnt": "count",
+    "sz": "size",
+    "db": "database",
+    "ns": "namespace",
+    "lng": "longitude",
+    "indices": "index",
+    "children": "child",
+    "people": "person",
+    "criteria": "criterion",
+    "analyses": "analysis",
+}
 
 EXACT = 1.0
 PREFIX = 0.8
@@ -98,7 +135,9 @@ def words(text: str) -> list[str]:
 
 @lru_cache(maxsize=8192)
 def stem(word: str) -> str:
-    """A light stem, enough to meet a key: ``titles`` → ``title``, ``created`` → ``creat``."""
+    """A light stem, enough to meet a key: ``titles`` → ``title``, ``created`` → ``creat``, ``qty`` →
+    ``quantity`` (:data:`SHORT`)."""
+    word = SHORT.get(word, word)
     for suffix, replacement in (("ies", "y"), ("sses", "ss"), ("ing", ""), ("ed", ""), ("s", "")):
         if word.endswith(suffix) and len(word) - len(suffix) >= 3:
             if suffix == "s" and word.endswith(("ss", "us", "is")):
@@ -126,9 +165,21 @@ def _pair(term: str, word: str) -> float:
         return EXACT
     if min(len(term), len(word)) >= 3 and (term.startswith(word) or word.startswith(term)):
         return PREFIX
+    if _one_root(term, word):
+        return PREFIX
     if any(term in group and word in group for group in _STEMMED_MEANINGS):
         return MEANING
     return 0.0
+
+
+ROOT = 6  # two words that share this many first letters, and differ in at most two more, are one word
+
+
+def _one_root(term: str, word: str) -> bool:
+    """Two forms of one word that the stem leaves apart: ``collaborator`` and ``collaboration``,
+    ``describ`` and ``description`` (their first six letters and all but two of the shorter)."""
+    shared = len(os.path.commonprefix([term, word]))
+    return shared >= ROOT and shared >= min(len(term), len(word)) - 2
 
 
 @lru_cache(maxsize=8192)
