@@ -102,6 +102,20 @@ def test_a_small_object_the_words_name_is_listed_whole() -> None:
     ]
 
 
+def test_item_names_the_items_container_among_fields_of_one_name() -> None:
+    structure = {
+        "result": {"type": "dict"},
+        "result.type": {"type": "str", "avg_length": 6},
+        "result.parent.type": {"type": "str", "avg_length": 6},
+        "result.path_collection.entries": {"type": "list"},
+        "result.path_collection.entries[0].type": {"type": "str", "avg_length": 6},
+        "result.created_by.type": {"type": "str", "avg_length": 4},
+        "result.item_collection.entries": {"type": "list"},
+        "result.item_collection.entries[0].type": {"type": "str", "avg_length": 4},
+    }
+    assert wanted_fields(structure, "the types of the items")[0] == "result.item_collection.entries[0].type"
+
+
 def test_an_object_of_more_than_five_fields_is_not_listed_whole() -> None:
     structure = {"result": {"type": "dict"}, "result.ports": {"type": "dict"}}
     structure.update({f"result.ports.p{n}": {"type": "int"} for n in range(6)})

@@ -35,8 +35,8 @@ STOPWORDS = frozenset(
     what which whose whom this that these those it its there their they them i me my we our you your
     he she his her has have had can could should would will shall may might must any all each every
     some than then so if as into about over per get got give show list tell find see me please also
-    just only item items one ones thing things value values field fields there here out
-    response result results data object objects entry entries record records how by yet""".split()  # noqa: SIM905 (a word list reads better as text)
+    just only one ones thing things value values field fields there here out
+    response result results data object objects how by yet""".split()  # noqa: SIM905 (a word list reads better as text)
 )
 
 # Everyday words of one meaning, the links a name list alone misses. General English, no API's
