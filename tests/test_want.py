@@ -102,6 +102,19 @@ def test_a_small_object_the_words_name_is_listed_whole() -> None:
     ]
 
 
+def test_a_small_object_named_by_a_word_of_one_meaning_is_listed_whole() -> None:
+    structure = {
+        "result": {"type": "dict"},
+        "result.id": {"type": "int"},
+        "result.price": {"type": "dict"},
+        "result.price.amount": {"type": "str", "avg_length": 5},
+        "result.price.unit": {"type": "str", "avg_length": 3},
+        "result.store": {"type": "dict"},
+        "result.store.code": {"type": "str", "avg_length": 3},
+    }
+    assert wanted_fields(structure, "how much was it?") == ["result.price.amount", "result.price.unit"]
+
+
 def test_item_names_the_items_container_among_fields_of_one_name() -> None:
     structure = {
         "result": {"type": "dict"},

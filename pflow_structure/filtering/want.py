@@ -265,8 +265,9 @@ def wanted_fields(
 
 def named_objects(structure: Mapping[str, Mapping[str, Any]], terms: Sequence[str]) -> list[str]:
     """The fields of each small object (at most :data:`SMALL` fields) whose own key one of ``terms``
-    names (the same stem, or one the start of the other): "which ports" asks for all of ``Ports[0]``,
-    its type and address too, not only the ``PrivatePort`` that says port."""
+    names (the same stem, one the start of the other, or one meaning: "how much" names ``price``):
+    "which ports" asks for all of ``Ports[0]``, its type and address too, not only the ``PrivatePort``
+    that says port."""
     nodes = path_nodes(structure)
     under: dict[int, list[str]] = {}
     for index in field_indices(structure, nodes):
@@ -277,7 +278,7 @@ def named_objects(structure: Mapping[str, Mapping[str, Any]], terms: Sequence[st
     found: dict[str, None] = {}
     for above, paths in under.items():
         key = nodes[above].keys[-1] if nodes[above].keys else ""
-        if len(paths) <= SMALL and any(_best(term, _stems(key)) >= PREFIX for term in terms):
+        if len(paths) <= SMALL and any(_best(term, _stems(key)) >= MEANING for term in terms):
             found.update(dict.fromkeys(paths))
     return list(found)
 
