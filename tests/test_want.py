@@ -115,6 +115,22 @@ def test_a_small_object_named_by_a_word_of_one_meaning_is_listed_whole() -> None
     assert wanted_fields(structure, "how much was it?") == ["result.price.amount", "result.price.unit"]
 
 
+def test_a_word_the_api_spells_another_way_is_among_the_first_of_its_matches() -> None:
+    structure = {
+        "result": {"type": "dict"},
+        "result.commit_url": {"type": "str", "avg_length": 60},
+        "result.commit_count": {"type": "int"},
+        "result.commit_author": {"type": "str", "avg_length": 8},
+        "result.head_sha": {"type": "str", "avg_length": 40},
+    }
+    assert wanted_fields(structure, "which commit") == [
+        "result.commit_url",
+        "result.head_sha",
+        "result.commit_count",
+        "result.commit_author",
+    ]
+
+
 def test_item_names_the_items_container_among_fields_of_one_name() -> None:
     structure = {
         "result": {"type": "dict"},

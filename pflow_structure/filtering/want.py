@@ -252,8 +252,8 @@ def wanted_fields(
 
     chosen: dict[str, None] = {}
     for term in sorted(matches, key=lambda term: -weights[term]):
-        found = [path for path, value in matches[term].items() if value >= MEANING]
-        for path in sorted(found, key=lambda path: rank(path, term))[:PER_WORD]:
+        found = sorted((path for path, value in matches[term].items() if value >= MEANING), key=lambda p: rank(p, term))
+        for path in _each_kind_first(found, matches[term])[:PER_WORD]:
             chosen[path] = None
     matched = (path for path in scores if max((found[path] for found in matches.values()), default=0.0) >= MATCH)
     rest = sorted(matched, key=rank)
@@ -281,6 +281,14 @@ def named_objects(structure: Mapping[str, Mapping[str, Any]], terms: Sequence[st
         if len(paths) <= SMALL and any(_best(term, _stems(key)) >= MEANING for term in terms):
             found.update(dict.fromkeys(paths))
     return list(found)
+
+
+def _each_kind_first(ranked: Sequence[str], match: Mapping[str, float]) -> list[str]:
+    """``ranked`` with the best of each kind of match (same word, prefix, same meaning) first: an API
+    often names a thing by another word (``sha``, ``revision`` for "commit"), and the fields that
+    say the word itself (``commits_url``) may all be about something else."""
+    firsts = list({match[path]: path for path in reversed(ranked)}.values())[::-1]
+    return list(dict.fromkeys([*sorted(firsts, key=ranked.index), *ranked]))
 
 
 def record_handles(structure: Mapping[str, Mapping[str, Any]], paths: Sequence[str]) -> list[str]:
