@@ -65,6 +65,12 @@ def test_words_that_only_begin_alike_do_not_match(want: str, keys: tuple[str, ..
     assert want_score(want_terms(want), keys) == 0.0
 
 
+def test_the_plural_of_an_acronym_is_the_acronym() -> None:
+    assert want_terms("Which SKUs, PRs and CVEs?") == ("sku", "pr", "cve")
+    assert want_terms("userIDs and the IP_addresses") == ("user", "id", "ip", "address")
+    assert want_terms("OSS APIs") == ("oss", "api")
+
+
 def test_short_forms_and_irregular_plurals_stem_to_the_word() -> None:
     assert [stem(word) for word in ("qty", "ts", "indices", "children")] == ["quantity", "timestamp", "index", "child"]
 

@@ -27,6 +27,7 @@ from pflow_structure.filtering import vocabulary
 from pflow_structure.filtering.tree import field_indices, path_nodes
 from pflow_structure.structure.field_stats import FieldSignals
 
+_ACRONYM_PLURAL = re.compile(r"([A-Z]{2,})s(?=\b|_|\d|[A-Z])")  # ``PRs``, ``userIDs``: the s is the plural
 _WORD = re.compile(r"[A-Z]+(?=[A-Z][a-z]|\b|_|\d)|[A-Z]?[a-z]+|[A-Z]+|\d+")
 
 # Words that carry no field meaning in a question ("what is the ... of this ...").
@@ -129,8 +130,8 @@ HANDLES = ("key", "number", "iid", "id")  # what a record is called by, when it 
 
 
 def words(text: str) -> list[str]:
-    """The lower-case words of a text or a key: ``financialStatus`` → financial, status."""
-    return [word.lower() for word in _WORD.findall(text)]
+    """The lower-case words of a text or a key: ``financialStatus`` → financial, status; ``SKUs`` → sku."""
+    return [word.lower() for word in _WORD.findall(_ACRONYM_PLURAL.sub(r"\1", text))]
 
 
 @lru_cache(maxsize=8192)
@@ -139,7 +140,7 @@ def stem(word: str) -> str:
     ``quantity`` (:data:`SHORT`)."""
     word = SHORT.get(word, word)
     for suffix, replacement in (("ies", "y"), ("sses", "ss"), ("ing", ""), ("ed", ""), ("s", "")):
-        if word.endswith(suffix) and len(word) - len(suffix) >= 3:
+        if word.endswith(suffix) and len(word) - len(suffix) >= (2 if suffix == "s" else 3):  # ids → id
             if suffix == "s" and word.endswith(("ss", "us", "is")):
                 continue
             word = word[: len(word) - len(suffix)] + replacement
