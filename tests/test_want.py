@@ -65,6 +65,11 @@ def test_words_that_only_begin_alike_do_not_match(want: str, keys: tuple[str, ..
     assert want_score(want_terms(want), keys) == 0.0
 
 
+def test_a_doubled_consonant_and_an_adverbs_ly_come_off_with_the_suffix() -> None:
+    words = ("logged", "running", "committed", "recently", "called", "passed", "added", "reply")
+    assert [stem(word) for word in words] == ["log", "run", "commit", "recent", "call", "pass", "add", "reply"]
+
+
 def test_the_plural_of_an_acronym_is_the_acronym() -> None:
     assert want_terms("Which SKUs, PRs and CVEs?") == ("sku", "pr", "cve")
     assert want_terms("userIDs and the IP_addresses") == ("user", "id", "ip", "address")

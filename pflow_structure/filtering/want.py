@@ -134,16 +134,22 @@ def words(text: str) -> list[str]:
     return [word.lower() for word in _WORD.findall(_ACRONYM_PLURAL.sub(r"\1", text))]
 
 
+_SHORTEST = {"s": 2, "ly": 5}  # what a suffix leaves at least: ids → id, recently → recent, not reply → rep
+_DOUBLED = re.compile(r"([b-df-hj-km-np-rtv-y])\1$")  # a doubled last consonant, l, s and z aside
+
+
 @lru_cache(maxsize=8192)
 def stem(word: str) -> str:
     """A light stem, enough to meet a key: ``titles`` → ``title``, ``created`` → ``creat``, ``qty`` →
     ``quantity`` (:data:`SHORT`)."""
     word = SHORT.get(word, word)
-    for suffix, replacement in (("ies", "y"), ("sses", "ss"), ("ing", ""), ("ed", ""), ("s", "")):
-        if word.endswith(suffix) and len(word) - len(suffix) >= (2 if suffix == "s" else 3):  # ids → id
+    for suffix, replacement in (("ies", "y"), ("sses", "ss"), ("ing", ""), ("ed", ""), ("ly", ""), ("s", "")):
+        if word.endswith(suffix) and len(word) - len(suffix) >= _SHORTEST.get(suffix, 3):  # ids → id
             if suffix == "s" and word.endswith(("ss", "us", "is")):
                 continue
             word = word[: len(word) - len(suffix)] + replacement
+            if suffix in ("ing", "ed") and _DOUBLED.search(word) and len(word) > 3:
+                word = word[:-1]  # logged → log, running → run (not called, passed)
             break
     return word[:-1] if word.endswith("e") and len(word) > 3 else word
 
