@@ -17,7 +17,6 @@ candidates (``benchmarks/want_eval.py``) and are not used; see docs/want.md.
 from __future__ import annotations
 
 import math
-import os
 import re
 from collections.abc import Mapping, Sequence
 from functools import lru_cache
@@ -185,8 +184,9 @@ ROOT = 6  # two words that share this many first letters, and differ in at most 
 def _one_root(term: str, word: str) -> bool:
     """Two forms of one word that the stem leaves apart: ``collaborator`` and ``collaboration``,
     ``describ`` and ``description`` (their first six letters and all but two of the shorter)."""
-    shared = len(os.path.commonprefix([term, word]))
-    return shared >= ROOT and shared >= min(len(term), len(word)) - 2
+    shorter = min(len(term), len(word))
+    shared = next((i for i in range(shorter) if term[i] != word[i]), shorter)
+    return shared >= ROOT and shared >= shorter - 2
 
 
 @lru_cache(maxsize=8192)
