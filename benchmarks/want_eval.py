@@ -148,7 +148,8 @@ def round_trip(response: Response, question: Question, settings: Any, *, steer: 
     from pflow_structure.cli.read_fields import TEXT_MAX_ITEMS
     from pflow_structure.render.structure_text import render_structure_text
     from pflow_structure.render.tokens import count_tokens
-    from pflow_structure.service import read_fields_detailed, readout_text, store_outputs
+    from pflow_structure.service import read_fields_detailed, store_outputs
+    from pflow_structure.service.answers import readout_text
 
     want = question.text if steer else None
     result = store_outputs("read-json", {}, {"result": response.value}, settings=settings, want=want)

@@ -42,10 +42,42 @@ def test_terms_are_stems_of_the_words_that_can_name_a_field() -> None:
         ("how much is owed", ("result", "amount_due")),
         ("when was it created", ("result", "createdAt")),
         ("which content type", ("result", "headers", "content-type")),
+        ("shared with collaborators?", ("result", "has_collaborations")),
+        ("what does it describe", ("result", "description")),
+        ("what quantity was ordered", ("result", "line_items", "qty")),
+        ("which message", ("result", "msg")),
+        ("how much disk is left", ("result", "fs", "free_in_bytes")),
+        ("how many indices", ("result", "index_count")),
     ],
 )
 def test_a_name_list_alone_would_miss_these_and_want_matches_them(want: str, keys: tuple[str, ...]) -> None:
     assert want_score(want_terms(want), keys) >= 0.6
+
+
+@pytest.mark.parametrize(
+    ("want", "keys"),
+    [
+        ("who are the contributors", ("result", "contract_id")),  # contr... is too short a shared start
+        ("the conversation", ("result", "conversion_rate")),
+    ],
+)
+def test_words_that_only_begin_alike_do_not_match(want: str, keys: tuple[str, ...]) -> None:
+    assert want_score(want_terms(want), keys) == 0.0
+
+
+def test_a_doubled_consonant_and_an_adverbs_ly_come_off_with_the_suffix() -> None:
+    words = ("logged", "running", "committed", "recently", "called", "passed", "added", "reply")
+    assert [stem(word) for word in words] == ["log", "run", "commit", "recent", "call", "pass", "add", "reply"]
+
+
+def test_the_plural_of_an_acronym_is_the_acronym() -> None:
+    assert want_terms("Which SKUs, PRs and CVEs?") == ("sku", "pr", "cve")
+    assert want_terms("userIDs and the IP_addresses") == ("user", "id", "ip", "address")
+    assert want_terms("OSS APIs") == ("oss", "api")
+
+
+def test_short_forms_and_irregular_plurals_stem_to_the_word() -> None:
+    assert [stem(word) for word in ("qty", "ts", "indices", "children")] == ["quantity", "timestamp", "index", "child"]
 
 
 def test_values_never_count_only_names() -> None:
@@ -61,7 +93,73 @@ def test_a_containers_words_count_for_its_label_field() -> None:
         "result.owner.uuid": {"type": "str", "avg_length": 38},
         "result.size": {"type": "int"},
     }
-    assert wanted_fields(structure, "who owns it") == ["result.owner.display_name"]
+    # the label first; the owner's other field follows because the owner object is small
+    assert wanted_fields(structure, "who owns it") == ["result.owner.display_name", "result.owner.uuid"]
+
+
+def test_a_small_object_the_words_name_is_listed_whole() -> None:
+    structure = {
+        "result": {"type": "list"},
+        "result[0].Id": {"type": "str", "avg_length": 64},
+        "result[0].Ports": {"type": "list"},
+        "result[0].Ports[0].IP": {"type": "str", "avg_length": 7},
+        "result[0].Ports[0].PrivatePort": {"type": "int"},
+        "result[0].Ports[0].Type": {"type": "str", "avg_length": 3},
+    }
+    assert wanted_fields(structure, "which ports does each expose?") == [
+        "result[0].Ports[0].PrivatePort",
+        "result[0].Ports[0].IP",
+        "result[0].Ports[0].Type",
+    ]
+
+
+def test_a_small_object_named_by_a_word_of_one_meaning_is_listed_whole() -> None:
+    structure = {
+        "result": {"type": "dict"},
+        "result.id": {"type": "int"},
+        "result.price": {"type": "dict"},
+        "result.price.amount": {"type": "str", "avg_length": 5},
+        "result.price.unit": {"type": "str", "avg_length": 3},
+        "result.store": {"type": "dict"},
+        "result.store.code": {"type": "str", "avg_length": 3},
+    }
+    assert wanted_fields(structure, "how much was it?") == ["result.price.amount", "result.price.unit"]
+
+
+def test_a_word_the_api_spells_another_way_is_among_the_first_of_its_matches() -> None:
+    structure = {
+        "result": {"type": "dict"},
+        "result.commit_url": {"type": "str", "avg_length": 60},
+        "result.commit_count": {"type": "int"},
+        "result.commit_author": {"type": "str", "avg_length": 8},
+        "result.head_sha": {"type": "str", "avg_length": 40},
+    }
+    assert wanted_fields(structure, "which commit") == [
+        "result.commit_url",
+        "result.head_sha",
+        "result.commit_count",
+        "result.commit_author",
+    ]
+
+
+def test_item_names_the_items_container_among_fields_of_one_name() -> None:
+    structure = {
+        "result": {"type": "dict"},
+        "result.type": {"type": "str", "avg_length": 6},
+        "result.parent.type": {"type": "str", "avg_length": 6},
+        "result.path_collection.entries": {"type": "list"},
+        "result.path_collection.entries[0].type": {"type": "str", "avg_length": 6},
+        "result.created_by.type": {"type": "str", "avg_length": 4},
+        "result.item_collection.entries": {"type": "list"},
+        "result.item_collection.entries[0].type": {"type": "str", "avg_length": 4},
+    }
+    assert wanted_fields(structure, "the types of the items")[0] == "result.item_collection.entries[0].type"
+
+
+def test_an_object_of_more_than_five_fields_is_not_listed_whole() -> None:
+    structure = {"result": {"type": "dict"}, "result.ports": {"type": "dict"}}
+    structure.update({f"result.ports.p{n}": {"type": "int"} for n in range(6)})
+    assert wanted_fields(structure, "which ports") == []
 
 
 # -- the view ---------------------------------------------------------------------------------

@@ -1,12 +1,14 @@
 """``want``: plain words from the agent that steer the view to the fields they name.
 
 Names only, never values. The words of the text and of each field's keys are split (snake, camel,
-kebab), stemmed (``titles`` → ``title``, ``created`` → ``creat``) and compared: the same stem counts
-most, one stem the start of the other (``assign`` and ``assignee``) a little less, and two words of
+kebab), stemmed (``titles`` → ``title``, ``created`` → ``creat``, ``qty`` → ``quantity``) and compared:
+the same stem counts most, one stem the start of the other (``assign`` and ``assignee``) or two forms of
+one root (``collaborator`` and ``collaboration``) a little less, and two words of
 one everyday meaning (:data:`MEANINGS`: ``paid`` and ``financial``, ``who wrote`` and ``author``,
 ``owed`` and ``due``) less again. A field's own key counts fully, the keys of the containers
-above it by half (``user.login`` answers "which user"). The view then lists the matching fields
-first and fills the rest of a smaller budget with the usual view (:func:`choose_wanted`).
+above it by half (``user.login`` answers "which user"); a small object whose own key the words name
+is listed whole (:func:`named_objects`: "which ports" gets each port's type too). The view then lists
+the matching fields first and fills the rest of a smaller budget with the usual view (:func:`choose_wanted`).
 
 Deterministic, pure Python, no model: wordllama and a learned word-to-name table were measured as
 candidates (``benchmarks/want_eval.py``) and are not used; see docs/want.md.
@@ -24,6 +26,7 @@ from pflow_structure.filtering import vocabulary
 from pflow_structure.filtering.tree import field_indices, path_nodes
 from pflow_structure.structure.field_stats import FieldSignals
 
+_ACRONYM_PLURAL = re.compile(r"([A-Z]{2,})s(?=\b|_|\d|[A-Z])")  # ``PRs``, ``userIDs``: the s is the plural
 _WORD = re.compile(r"[A-Z]+(?=[A-Z][a-z]|\b|_|\d)|[A-Z]?[a-z]+|[A-Z]+|\d+")
 
 # Words that carry no field meaning in a question ("what is the ... of this ...").
@@ -32,8 +35,8 @@ STOPWORDS = frozenset(
     what which whose whom this that these those it its there their they them i me my we our you your
     he she his her has have had can could should would will shall may might must any all each every
     some than then so if as into about over per get got give show list tell find see me please also
-    just only item items one ones thing things value values field fields there here out
-    response result results data object objects entry entries record records""".split()  # noqa: SIM905 (a word list reads better as text)
+    just only one ones thing things value values field fields there here out
+    response result results data object objects how by yet""".split()  # noqa: SIM905 (a word list reads better as text)
 )
 
 # Everyday words of one meaning, the links a name list alone misses. General English, no API's
@@ -62,7 +65,8 @@ MEANINGS: tuple[frozenset[str], ...] = tuple(
         "kind type category class sort",
         "version release tag revision",
         "link url href web page site see view visit clone",
-        "big large size bytes memory disk storage",
+        "big large size bytes memory disk storage store stored",
+        "left remain remaining free available used usage utilization capacity",
         "contact email phone mail",
         "urgent priority severity important critical warning warn level",
         "commit sha hash revision",
@@ -78,6 +82,40 @@ MEANINGS: tuple[frozenset[str], ...] = tuple(
     )
 )
 
+# Short forms of names that are not the start of the word they stand for (``desc``, ``repo`` and
+# ``addr`` are, and need no entry), and plurals no suffix rule undoes.
+SHORT = {
+    "qty": "quantity",
+    "ts": "timestamp",
+    "dt": "date",
+    "tz": "timezone",
+    "msg": "message",
+    "img": "image",
+    "pkg": "package",
+    "txn": "transaction",
+    "tx": "transaction",
+    "acct": "account",
+    "usr": "user",
+    "pwd": "password",
+    "idx": "index",
+    "src": "source",
+    "dst": "destination",
+    "cfg": "configuration",
+    "avg": "average",
+    "pct": "percent",
+    "amt": "amount",
+    "cnt": "count",
+    "sz": "size",
+    "db": "database",
+    "ns": "namespace",
+    "lng": "longitude",
+    "indices": "index",
+    "children": "child",
+    "people": "person",
+    "criteria": "criterion",
+    "analyses": "analysis",
+}
+
 EXACT = 1.0
 PREFIX = 0.8
 MEANING = 0.6
@@ -86,22 +124,31 @@ MATCH = 0.6  # a field matches the words from this score on
 MAX_WANTED = 12  # the view lists at most this many matching fields
 PER_WORD = 3  # and first the best this many of each word of the text
 LABEL = 6  # a key the vocabulary scores this high (name, title, login) is its object's label
+SMALL = 5  # an object the words name is listed whole when it holds at most this many fields
 HANDLES = ("key", "number", "iid", "id")  # what a record is called by, when it has no name to show
 
 
 def words(text: str) -> list[str]:
-    """The lower-case words of a text or a key: ``financialStatus`` → financial, status."""
-    return [word.lower() for word in _WORD.findall(text)]
+    """The lower-case words of a text or a key: ``financialStatus`` → financial, status; ``SKUs`` → sku."""
+    return [word.lower() for word in _WORD.findall(_ACRONYM_PLURAL.sub(r"\1", text))]
+
+
+_SHORTEST = {"s": 2, "ly": 5}  # what a suffix leaves at least: ids → id, recently → recent, not reply → rep
+_DOUBLED = re.compile(r"([b-df-hj-km-np-rtv-y])\1$")  # a doubled last consonant, l, s and z aside
 
 
 @lru_cache(maxsize=8192)
 def stem(word: str) -> str:
-    """A light stem, enough to meet a key: ``titles`` → ``title``, ``created`` → ``creat``."""
-    for suffix, replacement in (("ies", "y"), ("sses", "ss"), ("ing", ""), ("ed", ""), ("s", "")):
-        if word.endswith(suffix) and len(word) - len(suffix) >= 3:
+    """A light stem, enough to meet a key: ``titles`` → ``title``, ``created`` → ``creat``, ``qty`` →
+    ``quantity`` (:data:`SHORT`)."""
+    word = SHORT.get(word, word)
+    for suffix, replacement in (("ies", "y"), ("sses", "ss"), ("ing", ""), ("ed", ""), ("ly", ""), ("s", "")):
+        if word.endswith(suffix) and len(word) - len(suffix) >= _SHORTEST.get(suffix, 3):  # ids → id
             if suffix == "s" and word.endswith(("ss", "us", "is")):
                 continue
             word = word[: len(word) - len(suffix)] + replacement
+            if suffix in ("ing", "ed") and _DOUBLED.search(word) and len(word) > 3:
+                word = word[:-1]  # logged → log, running → run (not called, passed)
             break
     return word[:-1] if word.endswith("e") and len(word) > 3 else word
 
@@ -124,9 +171,22 @@ def _pair(term: str, word: str) -> float:
         return EXACT
     if min(len(term), len(word)) >= 3 and (term.startswith(word) or word.startswith(term)):
         return PREFIX
+    if _one_root(term, word):
+        return PREFIX
     if any(term in group and word in group for group in _STEMMED_MEANINGS):
         return MEANING
     return 0.0
+
+
+ROOT = 6  # two words that share this many first letters, and differ in at most two more, are one word
+
+
+def _one_root(term: str, word: str) -> bool:
+    """Two forms of one word that the stem leaves apart: ``collaborator`` and ``collaboration``,
+    ``describ`` and ``description`` (their first six letters and all but two of the shorter)."""
+    shorter = min(len(term), len(word))
+    shared = next((i for i in range(shorter) if term[i] != word[i]), shorter)
+    return shared >= ROOT and shared >= shorter - 2
 
 
 @lru_cache(maxsize=8192)
@@ -199,14 +259,43 @@ def wanted_fields(
 
     chosen: dict[str, None] = {}
     for term in sorted(matches, key=lambda term: -weights[term]):
-        found = [path for path, value in matches[term].items() if value >= MEANING]
-        for path in sorted(found, key=lambda path: rank(path, term))[:PER_WORD]:
+        found = sorted((path for path, value in matches[term].items() if value >= MEANING), key=lambda p: rank(p, term))
+        for path in _each_kind_first(found, matches[term])[:PER_WORD]:
             chosen[path] = None
     matched = (path for path in scores if max((found[path] for found in matches.values()), default=0.0) >= MATCH)
     rest = sorted(matched, key=rank)
     for path in rest:
         chosen[path] = None
-    return list(chosen)[:MAX_WANTED]
+    best = list(chosen)[:MAX_WANTED]
+    return best + [path for path in named_objects(structure, tuple(matches)) if path not in best]
+
+
+def named_objects(structure: Mapping[str, Mapping[str, Any]], terms: Sequence[str]) -> list[str]:
+    """The fields of each small object (at most :data:`SMALL` fields) whose own key one of ``terms``
+    names (the same stem, one the start of the other, or one meaning: "how much" names ``price``):
+    "which ports" asks for all of ``Ports[0]``, its type and address too, not only the ``PrivatePort``
+    that says port."""
+    nodes = path_nodes(structure)
+    under: dict[int, list[str]] = {}
+    for index in field_indices(structure, nodes):
+        above = nodes[index].parent
+        while above >= 0 and nodes[above].parent >= 0:  # the top object is never small enough to matter
+            under.setdefault(above, []).append(nodes[index].path)
+            above = nodes[above].parent
+    found: dict[str, None] = {}
+    for above, paths in under.items():
+        key = nodes[above].keys[-1] if nodes[above].keys else ""
+        if len(paths) <= SMALL and any(_best(term, _stems(key)) >= MEANING for term in terms):
+            found.update(dict.fromkeys(paths))
+    return list(found)
+
+
+def _each_kind_first(ranked: Sequence[str], match: Mapping[str, float]) -> list[str]:
+    """``ranked`` with the best of each kind of match (same word, prefix, same meaning) first: an API
+    often names a thing by another word (``sha``, ``revision`` for "commit"), and the fields that
+    say the word itself (``commits_url``) may all be about something else."""
+    firsts = list({match[path]: path for path in reversed(ranked)}.values())[::-1]
+    return list(dict.fromkeys([*sorted(firsts, key=ranked.index), *ranked]))
 
 
 def record_handles(structure: Mapping[str, Mapping[str, Any]], paths: Sequence[str]) -> list[str]:
