@@ -78,3 +78,32 @@ def test_a_missing_interpreter_fails_its_step_with_the_install_line(tmp_path: Pa
         "install it (pyenv install 2.9): the package supports 3.10 to 3.13 and CI must show it\n"
     )
     assert "== FAILED (exit 1) after" in done.stdout and "after\n" not in done.stdout
+
+
+def _exit_trap() -> str:
+    match = re.search(r"^trap '.*' EXIT$", CI, re.MULTILINE)
+    assert match is not None
+    return match.group(0)
+
+
+def test_a_run_whose_background_job_already_ended_exits_0(tmp_path: Path) -> None:
+    """The exit trap kills the venv-preparing job if it still runs: when it has ended, the failed
+    kill must not turn a passing run into exit 1 (it did: every step passed, CI failed)."""
+    script = (
+        f"set -euo pipefail\nwork={tmp_path / 'work'}\nmkdir -p \"$work\"\npreparing=\"\"\n{_exit_trap()}\n"
+        "true & preparing=$!\nwait\necho done\n"
+    )
+    done = subprocess.run(["bash", "-c", script], capture_output=True, text=True, check=False)
+    assert (done.returncode, done.stdout) == (0, "done\n")
+    assert not (tmp_path / "work").exists()
+
+
+def test_a_failing_run_still_exits_1_and_stops_the_background_job(tmp_path: Path) -> None:
+    script = (
+        f"set -euo pipefail\nwork={tmp_path / 'work'}\nmkdir -p \"$work\"\npreparing=\"\"\n{_exit_trap()}\n"
+        f"sleep 60 & preparing=$!\necho $preparing >{tmp_path / 'pid'}\nfalse\necho not reached\n"
+    )
+    done = subprocess.run(["bash", "-c", script], capture_output=True, text=True, check=False, timeout=30)
+    assert (done.returncode, done.stdout) == (1, "")
+    pid = int((tmp_path / "pid").read_text())
+    assert not Path(f"/proc/{pid}").exists() or "Z" in Path(f"/proc/{pid}/stat").read_text().split()[2]

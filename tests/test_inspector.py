@@ -30,6 +30,10 @@ from tests.structure_text import TREE_HEADER
 from tests.test_mcp_proxy import PROXY, npm_server
 from tests.test_mcp_proxy_remote import TOKEN, everything, free_port, wait_for_port
 
+# What differs here from the server and proxy tests is the client, a Node program, not the Python
+# running our side: .ci/run's Python 3.10 and 3.13 runs leave these out (pyproject's markers).
+pytestmark = pytest.mark.interop
+
 SERVE = [sys.executable, "-m", "pflow_structure", "serve"]
 ISSUES = REPO / "examples" / "data" / "github_issues.json"
 UNKNOWN = "exec-1700000000-0badc0de"
