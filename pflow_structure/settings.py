@@ -27,15 +27,17 @@ from __future__ import annotations
 import math
 import os
 import re
-from collections.abc import Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
 
-from pflow_structure.cache.backend import SCHEMES, redact_url
 from pflow_structure.cache.store import DEFAULT_MAX_BYTES, DEFAULT_TTL_HOURS, ExecutionCache, default_cache_dir
+from pflow_structure.cache.urls import SCHEMES, redact_url
 from pflow_structure.errors import ParameterError
 
+TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from collections.abc import Mapping
+    from typing import Any
+
     from pflow_structure.cache.backend import CacheBackend
     from pflow_structure.filtering.options import FilterOptions
 

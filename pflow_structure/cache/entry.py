@@ -4,8 +4,13 @@ from __future__ import annotations
 
 import json
 import math
-from collections.abc import Sequence
-from typing import Any, NamedTuple
+
+from pflow_structure.records import NamedTuple
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Sequence
+    from typing import Any
 
 FORMAT_VERSION = 1
 _REQUIRED = ("execution_id", "node_type", "timestamp", "ttl_hours", "outputs")
