@@ -113,6 +113,7 @@ NOT_LOADED_BY_READ_FIELDS = (
     "inspect",
     "jsonpath_ng",
     "litellm",
+    "math",
     "orjson",
     "pflow_structure.cache.backend",
     "pflow_structure.cache.usage",
