@@ -22,10 +22,9 @@ execution id
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 from pflow_structure.lazy import lazy_names
 
+TYPE_CHECKING = False
 if TYPE_CHECKING:
     from pflow_structure.cache import CacheEntry, ExecutionCache, mask_secrets
     from pflow_structure.encoding import encode_value

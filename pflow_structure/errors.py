@@ -25,10 +25,9 @@ secret or a whole payload; adapters (CLI, MCP) pass them through unchanged.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from typing import TYPE_CHECKING
-
+TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from collections.abc import Sequence
     from pathlib import Path
 
 

@@ -8,8 +8,11 @@ package's namespace (later lookups never come back here) and returns it.
 from __future__ import annotations
 
 import importlib
-from collections.abc import Callable, Mapping, MutableMapping
-from typing import Any
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Callable, Mapping, MutableMapping
+    from typing import Any
 
 
 def lazy_names(package: str, homes: Mapping[str, str], namespace: MutableMapping[str, Any]) -> Callable[[str], Any]:

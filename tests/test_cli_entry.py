@@ -99,18 +99,23 @@ def test_plain_forms_are_parsed() -> None:
 # What a plain read-fields leaves unloaded (its start-up is what agents wait for most): click, the
 # filter, the structure inference, the reference resolver, the answer budget and token counting
 # (loaded only for an answer over the budget), the usage log, the encoding package (an entry with
-# bytes, orjson for a large one), and standard modules that only some branches need.
+# bytes, orjson for a large one), the cache protocols (settings reads a URL with cache/urls.py),
+# standard modules that only some branches need, and typing (our named tuples come from records.py,
+# annotations import it only for the type checker).
 NOT_LOADED_BY_READ_FIELDS = (
     "asyncio",
     "base64",
     "click",
+    "collections.abc",
     "copy",
     "dataclasses",
     "datetime",
     "inspect",
     "jsonpath_ng",
     "litellm",
+    "math",
     "orjson",
+    "pflow_structure.cache.backend",
     "pflow_structure.cache.usage",
     "pflow_structure.encoding",
     "pflow_structure.encoding.jsonio",
@@ -121,6 +126,7 @@ NOT_LOADED_BY_READ_FIELDS = (
     "pflow_structure.values",
     "threading",
     "tiktoken",
+    "typing",
 )
 
 

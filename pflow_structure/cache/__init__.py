@@ -6,10 +6,9 @@ write path's masking.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 from pflow_structure.lazy import lazy_names
 
+TYPE_CHECKING = False
 if TYPE_CHECKING:
     from pflow_structure.cache.backend import CacheBackend
     from pflow_structure.cache.ids import is_valid_execution_id, new_execution_id, validate_execution_id

@@ -9,14 +9,19 @@ import contextlib
 import errno
 import os
 import stat
-from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import IO, NamedTuple, TypeVar
 
 from pflow_structure.cache.ids import is_valid_execution_id
 from pflow_structure.errors import CacheWriteError
+from pflow_structure.records import NamedTuple
 
-T = TypeVar("T")
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Callable, Iterator
+    from typing import IO, TypeVar
+
+    T = TypeVar("T")
+
 ENTRY_SUFFIX = ".json"
 INDEX_SUFFIX = ".idx"  # an entry's index of byte ranges (see index.py), beside it
 TEMP_PREFIX = ".tmp-"

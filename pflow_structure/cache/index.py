@@ -22,9 +22,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
-from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import IO, Any
 
 from pflow_structure.cache.entry import CacheEntry, entry_document
 from pflow_structure.cache.files import (
@@ -37,6 +35,11 @@ from pflow_structure.cache.files import (
     write_atomically_with,
 )
 from pflow_structure.errors import PathSyntaxError
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Callable, Sequence
+    from typing import IO, Any
 
 __all__ = [
     "INDEX_SUFFIX",

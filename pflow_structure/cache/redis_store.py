@@ -20,12 +20,12 @@ import zlib
 from collections.abc import Callable, Iterator, Sequence
 from typing import Any, NamedTuple
 
-from pflow_structure.cache.backend import is_cluster_url, redact_url
 from pflow_structure.cache.entry import CacheEntry, format_timestamp, parse_entry, serialise_entry
 from pflow_structure.cache.files import EntryInfo
 from pflow_structure.cache.ids import is_valid_execution_id, new_execution_id, validate_execution_id
 from pflow_structure.cache.masking import mask_secrets
 from pflow_structure.cache.store import ExecutionCache, is_held
+from pflow_structure.cache.urls import is_cluster_url, redact_url
 from pflow_structure.errors import CacheUnavailableError, ExecutionExpiredError, ExecutionNotFoundError
 
 __all__ = ["COMPRESS_OVER", "DEFAULT_NAMESPACE", "RedisExecutionCache", "connect", "redis_error"]

@@ -12,9 +12,7 @@ from __future__ import annotations
 import _thread
 import os
 import time
-from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
-from typing import Any, NamedTuple
 
 from pflow_structure.cache.entry import FORMAT_VERSION, CacheEntry, format_timestamp, parse_entry
 from pflow_structure.cache.files import (
@@ -32,6 +30,12 @@ from pflow_structure.cache.files import (
 )
 from pflow_structure.cache.ids import new_execution_id, validate_execution_id
 from pflow_structure.errors import ExecutionExpiredError, ExecutionNotFoundError
+from pflow_structure.records import NamedTuple
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Callable, Iterator, Sequence
+    from typing import Any
 
 __all__ = [
     "DEFAULT_MAX_BYTES",

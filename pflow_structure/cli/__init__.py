@@ -15,7 +15,9 @@ This module imports nothing, so the entry point stays click-free; ``pflow_struct
 
 from __future__ import annotations
 
-from typing import Any
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
 
 # `from pflow_structure.cli import entry` asks this module for the name before importing the
 # submodule: answer "no such attribute" for submodules, so that importing one never loads click.

@@ -17,12 +17,15 @@ the same output, errors and exit codes.
 from __future__ import annotations
 
 import sys
-from collections.abc import Sequence
-from typing import Any
 
 from pflow_structure.cli.read_fields import ReadFieldsArgs, read_fields_output
 from pflow_structure.render.fields_text import READ_FORMATS
 from pflow_structure.render.output_text import safe_text
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Sequence
+    from typing import Any
 
 __all__ = ["main", "parse_read_fields", "run_read_fields", "write_text"]
 

@@ -7,7 +7,7 @@ both hand a :class:`ReadFieldsArgs` to :func:`read_fields_output`, so they canno
 
 from __future__ import annotations
 
-from typing import NamedTuple
+from pflow_structure.records import NamedTuple
 
 __all__ = ["TEXT_MAX_ITEMS", "ReadFieldsArgs", "ReadFieldsOutput", "read_fields_output"]
 

@@ -18,10 +18,13 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Iterator, Sequence
-from typing import Final
 
 from pflow_structure.errors import PathSyntaxError
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Iterator, Sequence
+    from typing import Final
 
 
 class Wildcard:

@@ -9,8 +9,6 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Iterator, Sequence
-from typing import Any, NamedTuple
 
 from pflow_structure.errors import PathNotFoundError, PathSyntaxError
 from pflow_structure.paths.grammar import (
@@ -22,6 +20,12 @@ from pflow_structure.paths.grammar import (
     is_jsonpath,
     parse_path,
 )
+from pflow_structure.records import NamedTuple
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Iterator, Sequence
+    from typing import Any
 
 _JSON_TEXT_FIRST = frozenset("{[ \t\r\n")
 _JSON_TEXT_LAST = frozenset("}] \t\r\n")

@@ -6,10 +6,9 @@ The names below load on first use, so that reading one renderer (``read-fields``
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 from pflow_structure.lazy import lazy_names
 
+TYPE_CHECKING = False
 if TYPE_CHECKING:
     from pflow_structure.render.fields_text import render_fields_text
     from pflow_structure.render.structure_text import describe_entry, render_structure_text

@@ -3,8 +3,11 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Mapping
-from typing import Any
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Callable, Mapping
+    from typing import Any
 
 # read-fields --format: text (path: JSON lines), json (as --json), or a compact format.
 READ_FORMATS = ("text", "json", "auto", "outline", "lines", "table", "toon")

@@ -8,7 +8,10 @@ import it from here, below them, instead of from each other.
 from __future__ import annotations
 
 import json
-from typing import Any
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
 
 
 def format_json(value: Any, *, compact: bool = False) -> str:

@@ -7,14 +7,19 @@ returns chosen values. Adapters translate arguments and errors; the logic lives 
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping, Sequence
-from typing import Any, NamedTuple
 
-from pflow_structure.cache.backend import CacheBackend, StoredExecutionLike
 from pflow_structure.errors import NodeExecutionError
+from pflow_structure.records import NamedTuple
 from pflow_structure.service.reading import FieldReadout as FieldReadout
 from pflow_structure.service.reading import read_fields_detailed as read_fields_detailed
 from pflow_structure.settings import Settings
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Mapping, Sequence
+    from typing import Any
+
+    from pflow_structure.cache.backend import CacheBackend, StoredExecutionLike
 
 
 def registry_run(

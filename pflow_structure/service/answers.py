@@ -13,13 +13,15 @@ Those keys appear only when they have something to say.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any, NamedTuple
-
 from pflow_structure.errors import ParameterError
+from pflow_structure.records import NamedTuple
 from pflow_structure.render.output_text import compact
 
+TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from collections.abc import Sequence
+    from typing import Any
+
     from pflow_structure.cache.backend import CacheBackend
     from pflow_structure.render.budget import Fitted, Paging
     from pflow_structure.service.reading import FieldReadout

@@ -6,13 +6,17 @@ through :func:`read_fields_detailed`.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from typing import Any, NamedTuple
-
-from pflow_structure.cache.backend import CacheBackend
 from pflow_structure.errors import ParameterError, PathNotFoundError, PathSyntaxError
 from pflow_structure.paths import resolve
+from pflow_structure.records import NamedTuple
 from pflow_structure.settings import Settings
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Sequence
+    from typing import Any
+
+    from pflow_structure.cache.backend import CacheBackend
 
 # Execution id -> node_type of the entries this process read lately, so that the adapter answering
 # a read_fields call can attribute it without reading the entry again (bounded; cleared when full).

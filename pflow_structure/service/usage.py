@@ -11,7 +11,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any, cast
 
-from pflow_structure.cache.backend import CacheBackend, redact_url
+from pflow_structure.cache.backend import CacheBackend
+from pflow_structure.cache.urls import redact_url
 from pflow_structure.cache.usage import UsageLog, report, usage_counts
 from pflow_structure.service.reading import node_type_read
 from pflow_structure.settings import Settings
