@@ -7,8 +7,6 @@ importing a Redis client: parsing a URL for a message must not load one.
 
 from __future__ import annotations
 
-from urllib.parse import urlsplit
-
 __all__ = ["CLUSTER_SCHEMES", "SCHEMES", "is_cluster_url", "redact_url"]
 
 # ``redis+cluster://`` (and ``rediss+cluster://`` for TLS) selects redis-py's cluster client, the
@@ -19,6 +17,8 @@ CLUSTER_SCHEMES = ("redis+cluster", "rediss+cluster")
 
 def is_cluster_url(url: str) -> bool:
     """Whether ``url`` asks for the cluster client (``redis+cluster://`` or ``?cluster=true``)."""
+    from urllib.parse import urlsplit  # only with a cache URL: on Python 3.13 it loads math and ipaddress
+
     parts = urlsplit(url)
     if parts.scheme.lower() in CLUSTER_SCHEMES:
         return True
@@ -32,6 +32,8 @@ def redact_url(url: str) -> str:
     >>> redact_url("redis://app:s3cret@cache.internal:6380/2?socket_timeout=1")
     'redis://app@cache.internal:6380/2'
     """
+    from urllib.parse import urlsplit
+
     try:
         parts = urlsplit(url)
         host = parts.hostname or "localhost"
