@@ -294,8 +294,10 @@ def _each_kind_first(ranked: Sequence[str], match: Mapping[str, float]) -> list[
     """``ranked`` with the best of each kind of match (same word, prefix, same meaning) first: an API
     often names a thing by another word (``sha``, ``revision`` for "commit"), and the fields that
     say the word itself (``commits_url``) may all be about something else."""
-    firsts = list({match[path]: path for path in reversed(ranked)}.values())[::-1]
-    return list(dict.fromkeys([*sorted(firsts, key=ranked.index), *ranked]))
+    kinds: dict[float, str] = {}
+    for path in ranked:
+        kinds.setdefault(match[path], path)  # the best-ranked path of each kind
+    return list(dict.fromkeys([*kinds.values(), *ranked]))
 
 
 def record_handles(structure: Mapping[str, Mapping[str, Any]], paths: Sequence[str]) -> list[str]:
