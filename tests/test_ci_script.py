@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 import subprocess
+import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -99,11 +100,23 @@ def test_a_run_whose_background_job_already_ended_exits_0(tmp_path: Path) -> Non
 
 
 def test_a_failing_run_still_exits_1_and_stops_the_background_job(tmp_path: Path) -> None:
+    """The job is a subshell, as in .ci/run; it says when it has started (a kill sent while bash is still
+    forking it can be lost: that race, not the trap, made this test hang once under load), and its output
+    goes to /dev/null so that the orphaned ``sleep`` cannot hold the test's pipe open."""
+    ready = tmp_path / "ready"
     script = (
         f"set -euo pipefail\nwork={tmp_path / 'work'}\nmkdir -p \"$work\"\npreparing=\"\"\n{_exit_trap()}\n"
-        f"sleep 60 & preparing=$!\necho $preparing >{tmp_path / 'pid'}\nfalse\necho not reached\n"
+        f"( : >{ready}; sleep 30 ) >/dev/null 2>&1 & preparing=$!\n"
+        f"while [ ! -e {ready} ]; do sleep 0.01; done\n"
+        f"echo $preparing >{tmp_path / 'pid'}\nfalse\necho not reached\n"
     )
-    done = subprocess.run(["bash", "-c", script], capture_output=True, text=True, check=False, timeout=30)
+    done = subprocess.run(["bash", "-c", script], capture_output=True, text=True, check=False, timeout=60)
     assert (done.returncode, done.stdout) == (1, "")
+    assert not (tmp_path / "work").exists()
     pid = int((tmp_path / "pid").read_text())
-    assert not Path(f"/proc/{pid}").exists() or "Z" in Path(f"/proc/{pid}/stat").read_text().split()[2]
+    for _ in range(500):  # the signal is delivered asynchronously: wait for it, a bounded number of times
+        if not Path(f"/proc/{pid}").exists() or "Z" in Path(f"/proc/{pid}/stat").read_text().split()[2]:
+            break
+        time.sleep(0.02)
+    else:
+        raise AssertionError(f"the background job {pid} still runs after the trap")
