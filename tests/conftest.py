@@ -15,6 +15,17 @@ CORPUS = REPO / "tests" / "corpus"  # a copy of ../shared/corpus (see its SOURCE
 EXAMPLES_DATA = REPO / "examples" / "data"
 
 
+def cli_runner() -> Any:
+    """click's CliRunner with stderr kept apart from stdout, on click 8.1 (``mix_stderr=False``, what
+    pflow-cli 0.16's click<8.2 gives) and on 8.2 and later (always apart, no such argument)."""
+    from click.testing import CliRunner
+
+    try:
+        return CliRunner(mix_stderr=False)  # type: ignore[call-arg]
+    except TypeError:
+        return CliRunner()
+
+
 def corpus_files() -> list[Path]:
     """The 28 real API responses; tests that need them skip nothing silently (see test_corpus)."""
     return sorted(CORPUS.glob("*.json"))

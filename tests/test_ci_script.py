@@ -91,7 +91,7 @@ def test_a_run_whose_background_job_already_ended_exits_0(tmp_path: Path) -> Non
     """The exit trap kills the venv-preparing job if it still runs: when it has ended, the failed
     kill must not turn a passing run into exit 1 (it did: every step passed, CI failed)."""
     script = (
-        f"set -euo pipefail\nwork={tmp_path / 'work'}\nmkdir -p \"$work\"\npreparing=\"\"\n{_exit_trap()}\n"
+        f'set -euo pipefail\nwork={tmp_path / "work"}\nmkdir -p "$work"\npreparing=""\n{_exit_trap()}\n'
         "true & preparing=$!\nwait\necho done\n"
     )
     done = subprocess.run(["bash", "-c", script], capture_output=True, text=True, check=False)
@@ -105,7 +105,7 @@ def test_a_failing_run_still_exits_1_and_stops_the_background_job(tmp_path: Path
     goes to /dev/null so that the orphaned ``sleep`` cannot hold the test's pipe open."""
     ready = tmp_path / "ready"
     script = (
-        f"set -euo pipefail\nwork={tmp_path / 'work'}\nmkdir -p \"$work\"\npreparing=\"\"\n{_exit_trap()}\n"
+        f'set -euo pipefail\nwork={tmp_path / "work"}\nmkdir -p "$work"\npreparing=""\n{_exit_trap()}\n'
         f"( : >{ready}; sleep 30 ) >/dev/null 2>&1 & preparing=$!\n"
         f"while [ ! -e {ready} ]; do sleep 0.01; done\n"
         f"echo $preparing >{tmp_path / 'pid'}\nfalse\necho not reached\n"

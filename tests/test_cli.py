@@ -19,12 +19,12 @@ from typing import Any
 
 import click
 import pytest
-from click.testing import CliRunner, Result
+from click.testing import Result
 
 from pflow_structure import ExecutionCache, __version__
 from pflow_structure.cli import main
 from pflow_structure.render.structure_text import TREE_HEADER
-from tests.conftest import CORPUS, REPO
+from tests.conftest import CORPUS, REPO, cli_runner
 
 ISSUES = CORPUS / "github__list_issues.json"
 ISSUE_NUMBERS = [issue["number"] for issue in json.loads(ISSUES.read_text(encoding="utf-8"))]
@@ -35,16 +35,8 @@ ID_PATTERN = r"exec-\d+-[0-9a-f]{8,}"
 # -- helpers --------------------------------------------------------------------------------
 
 
-def runner() -> CliRunner:
-    """A runner that keeps stderr apart from stdout (click 8.1 needs mix_stderr=False)."""
-    try:
-        return CliRunner(mix_stderr=False)  # type: ignore[call-arg]
-    except TypeError:  # click >= 8.2 always keeps them apart
-        return CliRunner()
-
-
 def invoke(*args: str, input: str | None = None) -> Result:
-    return runner().invoke(main, list(args), input=input, prog_name="pflow-structure")
+    return cli_runner().invoke(main, list(args), input=input, prog_name="pflow-structure")
 
 
 def run_json(*args: str) -> dict[str, Any]:
@@ -126,7 +118,23 @@ def test_every_command_prints_its_help_page(name: str) -> None:
     words = [] if name == "pflow-structure" else name.split()
     outcome = invoke(*words, "--help")
     assert outcome.exit_code == 0
-    assert outcome.stdout.startswith(f"Usage: {' '.join(['pflow-structure', *words])} ")
+    # `pflow --help` goes to pflow-cli's own CLI when it is installed (our page says what to install)
+    usage = (
+        "Usage: pflow "
+        if words == ["pflow"] and _pflow_installed()
+        else f"Usage: {' '.join(['pflow-structure', *words])} "
+    )
+    assert outcome.stdout.startswith(usage)
+
+
+def _pflow_installed() -> bool:
+    import importlib.metadata
+
+    try:
+        importlib.metadata.version("pflow-cli")
+    except importlib.metadata.PackageNotFoundError:
+        return False
+    return True
 
 
 def test_version_option_prints_the_package_version() -> None:

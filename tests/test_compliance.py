@@ -18,7 +18,6 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from click.testing import CliRunner
 from pocketflow import Node
 
 from pflow_structure import (
@@ -33,7 +32,7 @@ from pflow_structure import (
 from pflow_structure.cli import main
 from pflow_structure.render.structure_text import TREE_HEADER
 from pflow_structure.settings import Settings
-from tests.conftest import CORPUS, corpus_files
+from tests.conftest import CORPUS, cli_runner, corpus_files
 from tests.contract import assert_structure_reads_back
 from tests.structure_text import parse_tree
 
@@ -398,7 +397,7 @@ def parse_structure_text(text: str) -> dict[str, Any]:
 
 
 def cli_run(*args: str) -> str:
-    outcome = CliRunner().invoke(main, ["run", *args], catch_exceptions=False)
+    outcome = cli_runner().invoke(main, ["run", *args], catch_exceptions=False)
     assert outcome.exit_code == 0, outcome.output
     return outcome.stdout
 
@@ -438,7 +437,7 @@ def test_criterion_17_cli_text_carries_warnings(tmp_path: Path) -> None:
     blocker = tmp_path / "a-file"
     blocker.write_text("not a directory", encoding="utf-8")
     args = ("--cache-dir", str(blocker / "cache"), "run", "read-json", f"path={ISSUES}")
-    runner = CliRunner()
+    runner = cli_runner()
     as_json = json.loads(runner.invoke(main, [*args, "--json"], catch_exceptions=False).stdout)
     assert len(as_json["warnings"]) == 2
     text = runner.invoke(main, list(args), catch_exceptions=False).stdout

@@ -15,11 +15,11 @@ import sys
 from pathlib import Path
 
 import pytest
-from click.testing import CliRunner, Result
+from click.testing import Result
 
 from pflow_structure.cli import main
 from pflow_structure.settings import Settings
-from tests.conftest import REPO
+from tests.conftest import REPO, cli_runner
 from tests.test_cli import python_m
 
 DISCOVERY_DATA = REPO / "tests" / "data" / "discovery"
@@ -58,10 +58,7 @@ INVALID_NAME = (
 
 
 def invoke(*args: str, input: str | None = None) -> Result:
-    try:
-        runner = CliRunner(mix_stderr=False)  # type: ignore[call-arg]
-    except TypeError:  # click >= 8.2 always keeps stderr apart
-        runner = CliRunner()
+    runner = cli_runner()
     return runner.invoke(main, list(args), input=input, prog_name="pflow-structure")
 
 

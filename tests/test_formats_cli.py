@@ -8,7 +8,6 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from click.testing import CliRunner
 
 from pflow_structure.cli import main
 from pflow_structure.mcp.proxy.shaping import shape_result
@@ -18,13 +17,14 @@ from pflow_structure.render.lines import render_lines
 from pflow_structure.render.tokens import count_tokens
 from pflow_structure.service import registry_run
 from pflow_structure.settings import Settings
+from tests.conftest import cli_runner
 from tests.test_mcp_proxy import in_session, npm_server, plain
 
 PEOPLE = [{"id": 1, "name": "Ada", "role": "eng"}, {"id": 2, "name": "Bo", "role": "ops"}]
 
 
 def invoke(*args: str, stdin: str | None = None) -> Any:
-    return CliRunner().invoke(main, list(args), input=stdin, catch_exceptions=False)
+    return cli_runner().invoke(main, list(args), input=stdin, catch_exceptions=False)
 
 
 # -- pflow-structure format ------------------------------------------------------------------
@@ -312,10 +312,10 @@ def test_read_fields_format_does_not_zip_lists_of_other_lengths_or_nested_values
 def test_format_refuses_what_json_readers_disagree_on(tmp_path: Path, content: str, words: str) -> None:
     path = tmp_path / "odd.json"
     path.write_text(content, encoding="utf-8")
-    outcome = CliRunner().invoke(main, ["format", str(path)])
+    outcome = cli_runner().invoke(main, ["format", str(path)])
     assert outcome.exit_code == 1
     assert f"Error: {path} " in outcome.stderr and words in outcome.stderr
-    assert "Traceback" not in outcome.output
+    assert "Traceback" not in outcome.stdout + outcome.stderr
 
 
 def test_format_with_standard_input_closed_says_so() -> None:
@@ -339,14 +339,14 @@ def test_format_with_standard_input_closed_says_so() -> None:
     ],
 )
 def test_format_options_that_would_be_ignored_are_usage_errors(args: list[str], words: str) -> None:
-    outcome = CliRunner().invoke(main, ["format", "-", *args], input=json.dumps(PEOPLE))
+    outcome = cli_runner().invoke(main, ["format", "-", *args], input=json.dumps(PEOPLE))
     assert outcome.exit_code == 2 and words in outcome.stderr
 
 
 def test_format_of_a_value_too_deep_for_a_format_is_an_error_naming_the_fix(tmp_path: Path) -> None:
     path = tmp_path / "deep.json"
     path.write_text('[{"name": ' + "[" * 900 + "]" * 900 + "}]", encoding="utf-8")
-    outcome = CliRunner().invoke(main, ["format", str(path), "--as", "lines"])
+    outcome = cli_runner().invoke(main, ["format", str(path), "--as", "lines"])
     assert outcome.exit_code == 1
     assert "nested too deeply to show as lines. Use --as auto" in outcome.stderr
 
@@ -384,7 +384,7 @@ def test_format_stats_times_runs_after_one_untimed_render() -> None:
 
 
 def test_read_fields_without_a_path_is_a_usage_error(people_run: str) -> None:
-    outcome = CliRunner().invoke(main, ["read-fields", people_run])
+    outcome = cli_runner().invoke(main, ["read-fields", people_run])
     assert outcome.exit_code == 2 and "Missing argument 'PATH...'" in outcome.stderr
 
 

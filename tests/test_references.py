@@ -7,7 +7,6 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from click.testing import CliRunner
 
 from pflow_structure.cache.store import ExecutionCache
 from pflow_structure.errors import (
@@ -24,6 +23,7 @@ from pflow_structure.service.values import edit_fields
 from pflow_structure.settings import Settings
 from pflow_structure.values.edits import apply_edits
 from pflow_structure.values.references import resolve_references
+from tests.conftest import cli_runner
 
 DOC = {
     "title": "Report",
@@ -230,14 +230,14 @@ def test_registry_run_fails_before_the_node_runs(stored: str, tmp_path: Path) ->
 def test_the_cli_run_passes_a_reference_and_words_a_failure(stored: str) -> None:
     from pflow_structure.cli import main
 
-    runner = CliRunner()
+    runner = cli_runner()
     done = runner.invoke(main, ["run", "shell", "command=echo " + ref(stored, "result.items[*].name"), "--json"])
     assert done.exit_code == 0, done.output
-    execution_id = json.loads(done.output)["execution_id"]
+    execution_id = json.loads(done.stdout)["execution_id"]
     assert read_fields(execution_id, ["stdout"]) == {"stdout": "[alpha,beta]\n"}
     failed = runner.invoke(main, ["run", "shell", "command=echo " + ref(UNKNOWN, "result")])
     assert failed.exit_code == 1
-    assert failed.output == (
+    assert failed.stderr == (
         f"Error: Cannot pass ${{{UNKNOWN}:result}} (in command): Execution not found: {UNKNOWN}. "
         "Run the node again with `pflow-structure run NODE ...` to get a new execution id.\n"
     )
@@ -326,13 +326,13 @@ def test_edit_fields_refuses_nothing_to_do_and_unknown_ids(stored: str) -> None:
 def test_the_cli_edit_fields_command(stored: str) -> None:
     from pflow_structure.cli import main
 
-    runner = CliRunner()
+    runner = cli_runner()
     done = runner.invoke(
         main,
         ["edit-fields", stored, 'result.title="Edited"', "result.count=3", "--delete", "result.empty", "--json"],
     )
     assert done.exit_code == 0, done.output
-    new = json.loads(done.output)["execution_id"]
+    new = json.loads(done.stdout)["execution_id"]
     assert read_fields(new, ["result"])["result"] == {
         **{k: v for k, v in DOC.items() if k != "empty"},
         "title": "Edited",
@@ -340,10 +340,10 @@ def test_the_cli_edit_fields_command(stored: str) -> None:
     }
     bad = runner.invoke(main, ["edit-fields", stored, "result.title=Edited"])
     assert bad.exit_code == 2
-    assert "The value for result.title is not JSON: write text in double quotes" in bad.output
+    assert "The value for result.title is not JSON: write text in double quotes" in bad.stderr
     missing = runner.invoke(main, ["edit-fields", stored, "result.a.b=1"])
     assert missing.exit_code == 1
-    assert missing.output == (
+    assert missing.stderr == (
         "Error: result.a.b: the parent result.a does not exist (no key 'a' here). Set result.a first, e.g. to {}.\n"
     )
 

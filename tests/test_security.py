@@ -16,12 +16,12 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from click.testing import CliRunner
 
 from pflow_structure.cache.ids import is_valid_execution_id, validate_execution_id
 from pflow_structure.cache.store import ExecutionCache
 from pflow_structure.errors import ExecutionNotFoundError, InvalidExecutionIdError
 from pflow_structure.service import read_fields
+from tests.conftest import cli_runner
 
 FIXED_TIME = 1_763_463_202.0
 FIXED_HEX = "0cd0c8fe"
@@ -132,7 +132,7 @@ def test_cli_read_fields_refuses_hostile_id_without_touching_the_filesystem(
     monkeypatch.delenv("PFLOW_STRUCTURE_CACHE_DIR")
     monkeypatch.setenv("HOME", str(tmp_path))
     monkeypatch.setenv("LANGUAGE", "C")
-    runner = CliRunner()
+    runner = cli_runner()
     with filesystem_trapped(monkeypatch) as calls:
         result = runner.invoke(main, ["read-fields", execution_id, "result"])
     assert calls == []

@@ -11,7 +11,6 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from click.testing import CliRunner
 
 from pflow_structure.cache.store import ExecutionCache, StoredExecution
 from pflow_structure.errors import (
@@ -25,6 +24,7 @@ from pflow_structure.service.arguments import resolve_arguments
 from pflow_structure.service.values import edit_fields
 from pflow_structure.settings import Settings
 from pflow_structure.values.edits import apply_edits
+from tests.conftest import cli_runner
 
 DOC = {"title": "Report", "items": [{"name": "alpha"}, {"name": "beta"}, {"name": "gamma"}], "count": 2}
 
@@ -202,9 +202,9 @@ def test_a_value_with_no_json_form_is_refused_before_an_id_is_made(stored: str, 
 def test_the_cli_refuses_nan_with_the_path_named(stored: str) -> None:
     from pflow_structure.cli import main
 
-    done = CliRunner().invoke(main, ["edit-fields", stored, "result.count=NaN", "--json"])
+    done = cli_runner().invoke(main, ["edit-fields", stored, "result.count=NaN", "--json"])
     assert done.exit_code == 1
-    assert done.output == (
+    assert done.stderr == (
         "Error: the value for result.count is not JSON (NaN, Infinity and objects such as bytes have no JSON "
         "form): give a string, a number, true/false, null, a list or an object\n"
     )
@@ -276,9 +276,9 @@ def test_edit_arguments_of_the_wrong_type_are_refused_even_when_empty(arguments:
 def test_the_cli_names_the_path_error_when_brackets_do_not_balance(stored: str, change: str, message: str) -> None:
     from pflow_structure.cli import main
 
-    done = CliRunner().invoke(main, ["edit-fields", stored, change])
+    done = cli_runner().invoke(main, ["edit-fields", stored, change])
     assert done.exit_code == 1
-    assert done.output == message + (
+    assert done.stderr == message + (
         'Paths look like result[0].title, result[*].name, data["content-type"] or $..title (JSONPath).\n'
     )
     assert read_fields(stored, ["result"]) == {"result": json.loads(json.dumps(DOC))}

@@ -15,10 +15,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from click.testing import CliRunner, Result
+from click.testing import Result
 
 from pflow_structure.cli import main
-from tests.conftest import REPO
+from tests.conftest import REPO, cli_runner
 
 CONFIGS = REPO / "tests" / "data" / "client_configs"
 FILES = sorted(path.name for path in CONFIGS.glob("*.json"))
@@ -26,10 +26,7 @@ PROXY = "/opt/bin/pflow-structure"
 
 
 def cli(*args: str) -> Result:
-    try:
-        runner = CliRunner(mix_stderr=False)  # type: ignore[call-arg]
-    except TypeError:  # click >= 8.2 keeps stderr apart by itself
-        runner = CliRunner()
+    runner = cli_runner()
     return runner.invoke(main, list(args), catch_exceptions=False)
 
 

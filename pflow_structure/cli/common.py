@@ -22,7 +22,7 @@ if TYPE_CHECKING:
     from pflow_structure.settings import Settings
 
 F = TypeVar("F", bound=Callable[..., Any])
-CONTEXT_SETTINGS = {"help_option_names": ["-h", "--help"], "max_content_width": 100}
+CONTEXT_SETTINGS = {"help_option_names": ["--help", "-h"], "max_content_width": 100}
 
 
 def settings_for(ctx: click.Context) -> Settings:
