@@ -15,6 +15,32 @@ CORPUS = REPO / "tests" / "corpus"  # a copy of ../shared/corpus (see its SOURCE
 EXAMPLES_DATA = REPO / "examples" / "data"
 
 
+def _examples_scale() -> float:
+    text = os.environ.get("PFLOW_STRUCTURE_TEST_EXAMPLES", "1")
+    try:
+        scale = float(text)
+    except ValueError:
+        scale = -1.0
+    if not 0 < scale <= 1:
+        raise pytest.UsageError(
+            f"PFLOW_STRUCTURE_TEST_EXAMPLES={text!r}: give the share of each property test's examples to run, "
+            "a number above 0 and at most 1 (1, the default, runs them all)"
+        )
+    return scale
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    _examples_scale()  # a bad PFLOW_STRUCTURE_TEST_EXAMPLES stops the run here, naming the fix
+
+
+def examples(count: int) -> int:
+    """A property test's ``max_examples``: all ``count`` of them, or the share PFLOW_STRUCTURE_TEST_EXAMPLES
+    gives (at least 20). .ci/run's compatibility runs (another Python, other mcp and click versions) check
+    every property on a fifth of the examples; the main suite, as the README runs it, on all of them."""
+    scale = _examples_scale()
+    return max(20, round(count * scale)) if scale < 1 else count
+
+
 def cli_runner() -> Any:
     """click's CliRunner with stderr kept apart from stdout, on click 8.1 (``mix_stderr=False``, what
     pflow-cli 0.16's click<8.2 gives) and on 8.2 and later (always apart, no such argument)."""

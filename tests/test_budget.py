@@ -14,7 +14,7 @@ from pflow_structure.render.output_text import format_json
 from pflow_structure.render.tokens import count_tokens
 from pflow_structure.service import store_outputs
 from pflow_structure.service.answers import read_fields_answer
-from tests.conftest import EXAMPLES_DATA
+from tests.conftest import EXAMPLES_DATA, examples
 
 Read = Callable[[dict[str, Any]], dict[str, Any]]
 
@@ -142,7 +142,7 @@ JSON = st.recursive(
 )
 
 
-@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(40), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(value=JSON, budget=st.integers(min_value=150, max_value=400))
 def test_pages_together_are_the_value_byte_for_byte(value: Any, budget: int) -> None:
     """(A dict whose key paths alone do not fit the budget lists the first ones: budgets start at 150.)"""

@@ -22,7 +22,7 @@ from pflow_structure.cache.store import ExecutionCache
 from pflow_structure.errors import ExecutionExpiredError, ExecutionNotFoundError
 from pflow_structure.service import read_fields, registry_run
 from pflow_structure.settings import Settings
-from tests.conftest import run_as_nobody
+from tests.conftest import examples, run_as_nobody
 
 T0 = 1_763_463_202.0  # 2025-11-18T10:53:22Z
 HOUR = 3600.0
@@ -154,7 +154,7 @@ json_values = st.recursive(
 )
 
 
-@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(max_examples=examples(200), deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(node_type=st.text(max_size=40), params=st.dictionaries(st.text(), json_values, max_size=4), outputs=json_values)
 def test_put_then_get_returns_equal_outputs(tmp_path: Path, node_type: str, params: Any, outputs: Any) -> None:
     cache = _cache(tmp_path)
@@ -647,7 +647,7 @@ def _datetime_seconds(text: str) -> float | str:
     st.integers(0, 61),
     st.integers(0, 61),
 )
-@settings(max_examples=2000, deadline=None)
+@settings(max_examples=examples(2000), deadline=None)
 def test_a_timestamp_read_without_datetime_is_what_datetime_reads(
     year: int, month: int, day: int, hour: int, minute: int, second: int
 ) -> None:

@@ -2,10 +2,14 @@
 
 from __future__ import annotations
 
+import os
 import re
 import subprocess
+import sys
 import time
 from pathlib import Path
+
+import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
 CI = (ROOT / ".ci" / "run").read_text(encoding="utf-8")
@@ -26,7 +30,7 @@ def _step_function() -> str:
 def test_ci_runs_both_quick_start_commands_of_the_readme_word_for_word() -> None:
     commands = _quick_start_commands()
     assert len(commands) == 2
-    assert commands[1].endswith(".venv/bin/python -m pytest -n 2")
+    assert commands[1].endswith(".venv/bin/python -m pytest -n auto")
     for command in commands:
         assert command.removeprefix("python3 -m venv .venv && ") in CI
 
@@ -120,3 +124,41 @@ def test_a_failing_run_still_exits_1_and_stops_the_background_job(tmp_path: Path
         time.sleep(0.02)
     else:
         raise AssertionError(f"the background job {pid} still runs after the trap")
+
+
+@pytest.mark.parametrize("share", ["abc", "0", "1.5", ""])
+def test_a_bad_share_of_property_examples_stops_pytest_with_the_fix(share: str) -> None:
+    """.ci/run's compatibility runs set PFLOW_STRUCTURE_TEST_EXAMPLES=0.2 (tests/conftest.py)."""
+    env = {**os.environ, "PFLOW_STRUCTURE_TEST_EXAMPLES": share}
+    done = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "pytest",
+            "-q",
+            "-p",
+            "no:cacheprovider",
+            "--collect-only",
+            str(ROOT / "tests" / "test_records.py"),
+        ],
+        capture_output=True,
+        text=True,
+        check=False,
+        env=env,
+        cwd=ROOT,
+    )
+    assert (done.returncode, done.stdout) == (4, "")
+    assert done.stderr == (
+        f"ERROR: PFLOW_STRUCTURE_TEST_EXAMPLES={share!r}: give the share of each property test's examples to run, "
+        "a number above 0 and at most 1 (1, the default, runs them all)\n\n"
+    )
+
+
+def test_the_compatibility_runs_check_each_property_on_a_fifth_of_its_examples(monkeypatch: pytest.MonkeyPatch) -> None:
+    from tests.conftest import examples
+
+    monkeypatch.delenv("PFLOW_STRUCTURE_TEST_EXAMPLES", raising=False)
+    assert examples(500) == 500  # the main suite, as the README runs it
+    monkeypatch.setenv("PFLOW_STRUCTURE_TEST_EXAMPLES", "0.2")
+    assert (examples(500), examples(60), examples(40)) == (100, 20, 20)
+    assert 'PFLOW_STRUCTURE_TEST_EXAMPLES=0.2 ".venv-$1/bin/python" -m pytest' in CI

@@ -20,7 +20,7 @@ from pflow_structure.encoding import encode_value, jsonio
 from pflow_structure.paths import WILDCARD, format_path, parse_path
 from pflow_structure.service import read_fields_detailed
 from pflow_structure.structure import infer_structure
-from tests.conftest import corpus_files
+from tests.conftest import corpus_files, examples
 
 ISSUES = Path(__file__).resolve().parent.parent / "examples" / "data" / "github_issues.json"
 
@@ -296,7 +296,7 @@ _JSON = st.recursive(
 )
 
 
-@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(max_examples=examples(60), deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(value=_JSON)
 def test_any_value_reads_the_same_through_its_index(value: Any, deep_index: None) -> None:
     cache = ExecutionCache(Path(os.environ["PFLOW_STRUCTURE_CACHE_DIR"]))

@@ -28,7 +28,7 @@ from pflow_structure.mcp.proxy.shaping import (
 from pflow_structure.render.tokens import count_tokens
 from pflow_structure.service import read_fields, store_outputs
 from pflow_structure.settings import Settings
-from tests.conftest import corpus_files
+from tests.conftest import corpus_files, examples
 from tests.structure_text import cached, edited
 
 HUGE = 10**9
@@ -559,7 +559,9 @@ json_containers = st.one_of(
 )
 indents = st.sampled_from([None, 0, 1, 2, 4, "\t"])
 
-_fixture_ok = settings(suppress_health_check=[HealthCheck.function_scoped_fixture], deadline=None, max_examples=200)
+_fixture_ok = settings(
+    suppress_health_check=[HealthCheck.function_scoped_fixture], deadline=None, max_examples=examples(200)
+)
 
 
 @_fixture_ok

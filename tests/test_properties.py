@@ -21,6 +21,7 @@ from pflow_structure.errors import PathNotFoundError, PathSyntaxError
 from pflow_structure.paths import WILDCARD, Segment, format_path, is_jsonpath, parse_path, resolve
 from pflow_structure.service import read_fields, store_outputs
 from pflow_structure.structure import infer_structure
+from tests.conftest import examples
 from tests.contract import assert_structure_reads_back
 
 # -- strategies ------------------------------------------------------------------------------
@@ -122,7 +123,7 @@ outputs_strategy = st.dictionaries(keys, values, max_size=4)
 # -- the read-back contract ------------------------------------------------------------------
 
 
-@settings(max_examples=500, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(500), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(outputs_strategy)
 # Found by CI: a string holding JSON was once "the same shape" as a dict with the same keys.
 @example({"a.b": {"a.b": False, "[0]": 0.0, "x[*]": False}, "[0]": '{"a.b": false, "[0]": 0.0, "x[*]": false}'})
@@ -133,7 +134,7 @@ def test_every_inferred_path_reads_back_on_generated_outputs(outputs: dict[str, 
     assert_structure_reads_back(encoded.value, inferred.structure, encoded.binary_paths)
 
 
-@settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(100), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(outputs_strategy)
 def test_path_cap_keeps_the_contract_and_counts_what_it_left_out(outputs: dict[str, Any]) -> None:
     encoded = encode_value(outputs)
@@ -149,7 +150,7 @@ def _at(value: Any, path: Sequence[str | int]) -> Any:
     return value
 
 
-@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(60), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(outputs_strategy)
 def test_read_fields_on_a_real_cache_returns_bytes_where_bytes_were(outputs: dict[str, Any]) -> None:
     encoded = encode_value(outputs)
@@ -160,7 +161,7 @@ def test_read_fields_on_a_real_cache_returns_bytes_where_bytes_were(outputs: dic
     assert all(isinstance(value, bytes) for value in values.values())
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=examples(200), deadline=None)
 @given(json_values.filter(lambda v: isinstance(v, (dict, list))))
 def test_every_location_in_a_json_value_reads_back_by_its_formatted_path(value: Any) -> None:
     root = {"root": value}
@@ -186,7 +187,7 @@ GRAMMAR_ALPHABET = "ab_é0129-[]*.\"'\\$?@()=! \t"
 path_texts = st.one_of(st.text(), st.text(alphabet=GRAMMAR_ALPHABET, max_size=24))
 
 
-@settings(max_examples=1000, deadline=None)
+@settings(max_examples=examples(1000), deadline=None)
 @given(path_texts)
 def test_every_string_parses_or_raises_path_syntax_error(text: str) -> None:
     try:
@@ -195,7 +196,7 @@ def test_every_string_parses_or_raises_path_syntax_error(text: str) -> None:
         assert 0 <= error.column <= len(text)
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(300), deadline=None)
 @given(path_texts, json_values)
 def test_resolve_raises_only_the_libraries_own_errors(text: str, value: Any) -> None:
     with contextlib.suppress(PathSyntaxError, PathNotFoundError):
@@ -207,7 +208,7 @@ segments_strategy = st.tuples(keys, st.lists(st.one_of(keys, st.integers(), st.j
 )
 
 
-@settings(max_examples=500, deadline=None)
+@settings(max_examples=examples(500), deadline=None)
 @given(segments_strategy)
 def test_formatted_path_parses_back_to_the_same_segments(segments: tuple[Segment, ...]) -> None:
     text = format_path(segments)
@@ -215,7 +216,7 @@ def test_formatted_path_parses_back_to_the_same_segments(segments: tuple[Segment
     assert not is_jsonpath(text)
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(300), deadline=None)
 @given(segments_strategy)
 def test_formatting_a_parsed_path_gives_the_same_text(segments: tuple[Segment, ...]) -> None:
     text = format_path(segments)
@@ -227,7 +228,7 @@ def test_every_suggestion_for_a_missing_path_is_a_path_that_parses() -> None:
 
     # derandomize: the same 300 cases every run, so the count below cannot flicker. Half the cases ask for
     # a key of the value with its last character dropped, so that a near key exists to be suggested.
-    @settings(max_examples=300, deadline=None, derandomize=True, database=None)
+    @settings(max_examples=examples(300), deadline=None, derandomize=True, database=None)
     @given(st.dictionaries(keys, json_values, min_size=1, max_size=4), segments_strategy, st.booleans(), st.data())
     def suggestions_parse(value: Any, segments: tuple[Segment, ...], near: bool, data: st.DataObject) -> None:
         if near:
@@ -247,7 +248,7 @@ def test_every_suggestion_for_a_missing_path_is_a_path_that_parses() -> None:
 # -- the structure text ----------------------------------------------------------------------
 
 
-@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(200), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(outputs_strategy)
 # Found by CI: a "same keys as" path holding U+0085 (whitespace to a regex) or ", ".
 @example({"\x85": [{"u": {"a": 1, "b": 2, "c": "x", "d": True}}], "o": {"v": {"a": 1, "b": 2, "c": "y", "d": False}}})

@@ -17,7 +17,7 @@ from pflow_structure.render.auto import compact_json, render_auto, render_auto_t
 from pflow_structure.render.failure_log import read_failures
 from pflow_structure.render.metrics import format_stats, measure_format, run_stats, savings_percent, stats_dict
 from pflow_structure.render.tokens import count_tokens
-from tests.conftest import corpus_files
+from tests.conftest import corpus_files, examples
 
 NOW = dt.datetime(2026, 1, 18, 12, 0, tzinfo=dt.timezone.utc)
 OUTLINE_RECORDS = [
@@ -132,7 +132,7 @@ _JSON = st.recursive(
 )
 
 
-@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(max_examples=examples(60), deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(_JSON, st.booleans(), st.sampled_from([None, "search_nodes", "get_status", "add_memory", "get_episodes"]))
 def test_no_json_value_makes_render_auto_fail(tmp_path: Path, value: Any, exact: bool, operation: str | None) -> None:
     log = tmp_path / "hypothesis-failures.jsonl"

@@ -11,6 +11,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from pflow_structure.render.outline import OutlineFields, parse_envelope, parse_outline, render_outline, wrap
+from tests.conftest import examples
 
 GOLDEN = Path(__file__).resolve().parent / "data" / "render" / "outline"
 
@@ -102,7 +103,7 @@ def _records(draw: Any, depth: int = 0) -> dict[str, Any]:
     return record
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=examples(60), deadline=None)
 @given(st.lists(_records(), max_size=4), st.sampled_from([None, 12, 63]))
 def test_outline_round_trips_through_the_parser(records: list[dict[str, Any]], width: int | None) -> None:
     assert parse_outline(render_outline(records, width=width)) == records

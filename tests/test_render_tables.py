@@ -18,6 +18,7 @@ from pflow_structure.render.tables import (
 )
 from pflow_structure.render.toon import render_toon
 from pflow_structure.render.toon_reader import parse_toon
+from tests.conftest import examples
 
 ROWS = [{"id": 1, "name": "Ada", "score": 0.5}, {"id": 2, "name": "Smith, J", "score": None}]
 
@@ -85,13 +86,13 @@ def _tables(draw: Any) -> list[dict[str, Any]]:
     return rows
 
 
-@settings(max_examples=80, deadline=None)
+@settings(max_examples=examples(80), deadline=None)
 @given(_tables())
 def test_toon_table_round_trips(rows: list[dict[str, Any]]) -> None:
     assert same_value(parse_toon_table(render_toon_table(rows))[1], rows)
 
 
-@settings(max_examples=80, deadline=None)
+@settings(max_examples=examples(80), deadline=None)
 @given(_tables())
 def test_markdown_table_round_trips(rows: list[dict[str, Any]]) -> None:
     assert same_value(parse_markdown_table(render_markdown_table(rows)), rows)

@@ -18,6 +18,7 @@ from pflow_structure.errors import NotRepresentable
 from pflow_structure.render.auto import render_auto
 from pflow_structure.render.toon import TOON_MAX_DEPTH, render_toon
 from pflow_structure.render.toon_reader import parse_toon
+from tests.conftest import examples
 
 CORPUS = Path(__file__).parent / "corpus"
 # The TOON reference implementation, pinned in the test extra.
@@ -293,7 +294,7 @@ def test_an_empty_text_is_an_empty_dict() -> None:
 _TOONISH = st.text(st.sampled_from(list(' \n\t-:[]{},"\\#.0123456789aetrun lfsx')), max_size=60)
 
 
-@settings(max_examples=400, deadline=None)
+@settings(max_examples=examples(400), deadline=None)
 @given(st.one_of(st.text(max_size=80), _TOONISH))
 def test_any_text_is_read_or_refused(text: str) -> None:
     with contextlib.suppress(NotRepresentable):  # any other exception fails the test
@@ -342,7 +343,7 @@ def _containers(children: Any) -> Any:
 JSON_VALUES = st.recursive(_LEAVES, _containers, max_leaves=25)
 
 
-@settings(max_examples=500, deadline=None)
+@settings(max_examples=examples(500), deadline=None)
 @given(JSON_VALUES)
 def test_any_json_value_round_trips_with_its_types(value: Any) -> None:
     if value == {}:
@@ -352,7 +353,7 @@ def test_any_json_value_round_trips_with_its_types(value: Any) -> None:
     _round_trips(value)
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=examples(200), deadline=None)
 @given(st.dictionaries(_KEYS, JSON_VALUES, min_size=1, max_size=4))
 def test_any_json_object_round_trips_with_its_types(value: dict[str, Any]) -> None:
     _round_trips(value)
@@ -391,7 +392,7 @@ def test_the_reference_decoder_reads_the_same_value(value: Any) -> None:
 
 
 @pytest.mark.skipif(importlib.util.find_spec("toon_format") is None, reason=TOON_REFERENCE_MISSING)
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(300), deadline=None)
 @given(JSON_VALUES.filter(lambda value: value != {}))  # render_toon refuses {} (the test above)
 def test_the_reference_decoder_reads_any_value_the_same(value: Any) -> None:
     toon_format = pytest.importorskip("toon_format", reason=TOON_REFERENCE_MISSING)
@@ -422,7 +423,7 @@ def test_a_damaged_text_is_refused_or_read_as_the_reference_reads_it() -> None:
     outcomes: list[str] = []
 
     # derandomize: the same 300 texts every run, so the count below cannot flicker
-    @settings(max_examples=300, deadline=None, derandomize=True, database=None)
+    @settings(max_examples=examples(300), deadline=None, derandomize=True, database=None)
     @given(_damaged_texts())
     def read_or_refuse(text: str) -> None:
         try:
