@@ -361,7 +361,7 @@ def test_large_json_is_cached_and_answered_with_its_structure_as_text(config: Se
             {
                 "type": "text",
                 "text": f"Too large to show ({shaped.tokens_in:,} tokens), cached as {execution_id}. "
-                "Template paths (indented lines extend the path above; ~N: average length):\n"
+                "Template paths (indented lines extend the path above; ~N average length):\n"
                 "  result list, 60 items; each [0]:\n"
                 "    .number int\n"
                 "    .title str ~65\n"

@@ -7,7 +7,7 @@ lines instead of repeating its prefix on every line::
     ✓ Node executed successfully
     Execution ID: exec-1763463202-0cd0c8fe
 
-    Template paths (indented lines extend the path above; ~N: average length):
+    Template paths (indented lines extend the path above; ~N average length):
       result list, 100 items; each [0]:
         .title str ~52
         .milestone dict|null, in 31 of 100
@@ -27,7 +27,7 @@ from typing import Any, Literal
 from pflow_structure.paths import is_plain_key
 
 Layout = Literal["tree", "flat"]
-TREE_HEADER = "Template paths (indented lines extend the path above; ~N: average length):"
+TREE_HEADER = "Template paths (indented lines extend the path above; ~N average length):"
 FLAT_HEADER = "Available template paths:"
 NO_PATHS = "(none: the node wrote no outputs)"
 
