@@ -226,7 +226,7 @@ def test_formatting_a_parsed_path_gives_the_same_text(segments: tuple[Segment, .
 def test_every_suggestion_for_a_missing_path_is_a_path_that_parses() -> None:
     parsed: list[str] = []
 
-    # derandomize: the same 300 cases every run, so the count below cannot flicker. Half the cases ask for
+    # derandomize: the same examples(300) cases every run, so the count below cannot flicker. Half the cases ask for
     # a key of the value with its last character dropped, so that a near key exists to be suggested.
     @settings(max_examples=examples(300), deadline=None, derandomize=True, database=None)
     @given(st.dictionaries(keys, json_values, min_size=1, max_size=4), segments_strategy, st.booleans(), st.data())
