@@ -35,8 +35,9 @@ def pytest_configure(config: pytest.Config) -> None:
 
 def examples(count: int) -> int:
     """A property test's ``max_examples``: all ``count`` of them, or the share PFLOW_STRUCTURE_TEST_EXAMPLES
-    gives (at least 20, never more than ``count``). .ci/run's compatibility runs (another Python, other mcp and click versions) check
-    every property on a fifth of the examples; the main suite, as the README runs it, on all of them."""
+    gives (at least 20, never more than ``count``). .ci/run's compatibility runs (another Python, other mcp
+    and click versions) check every property on a fifth of the examples; the main suite, as the README runs
+    it, on all of them."""
     scale = _examples_scale()
     return min(count, max(20, round(count * scale)))
 
