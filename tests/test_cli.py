@@ -23,6 +23,7 @@ from click.testing import Result
 
 from pflow_structure import ExecutionCache, __version__
 from pflow_structure.cli import main
+from pflow_structure.integrations.pflow import pflow_version
 from pflow_structure.render.structure_text import TREE_HEADER
 from tests.conftest import CORPUS, REPO, cli_runner
 
@@ -121,20 +122,10 @@ def test_every_command_prints_its_help_page(name: str) -> None:
     # `pflow --help` goes to pflow-cli's own CLI when it is installed (our page says what to install)
     usage = (
         "Usage: pflow "
-        if words == ["pflow"] and _pflow_installed()
+        if words == ["pflow"] and pflow_version() is not None
         else f"Usage: {' '.join(['pflow-structure', *words])} "
     )
     assert outcome.stdout.startswith(usage)
-
-
-def _pflow_installed() -> bool:
-    import importlib.metadata
-
-    try:
-        importlib.metadata.version("pflow-cli")
-    except importlib.metadata.PackageNotFoundError:
-        return False
-    return True
 
 
 def test_version_option_prints_the_package_version() -> None:
