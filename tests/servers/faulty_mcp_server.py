@@ -1,8 +1,13 @@
 """A real stdio MCP server for the proxy's tests: well-behaved tools and faulty ones.
 
-Run as ``python tests/servers/faulty_mcp_server.py``. Built on the SDK's high-level server
-(either major, through ``pflow_structure.mcp.compat``), with one prompt and one resource so
-pass-through can be checked.
+Run as ``python tests/servers/faulty_mcp_server.py`` (it ignores its arguments). It speaks the
+protocol itself, one JSON-RPC message a line, as tests/servers/echo_mcp_server.py does, without the
+SDK: importing the SDK costs a process about 1.4 s of CPU, and the suite starts this server about 20
+times on each Python CI runs it on. SDK servers stand behind the proxy elsewhere: the npm servers
+(the TypeScript SDK) and ``pflow-structure serve`` (the Python SDK, tests/test_mcp_proxy_remote.py).
+Each tool call runs on its own thread, so a long call (``sleep``) does not hold up the others, as in
+an SDK server; the end of the input ends the process, calls in flight or not. One prompt and one
+resource, so that pass-through can be checked.
 """
 
 from __future__ import annotations
@@ -12,14 +17,10 @@ import os
 import sys
 import threading
 import time
-from pathlib import Path
+from collections.abc import Callable
 from typing import Any
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
-
-from pflow_structure.mcp.compat import new_server, tool_result
-
-server = new_server("faulty-test-server", "A test server with tools that misbehave on purpose.", "127.0.0.1")
+WRITING = threading.Lock()
 
 
 def _records(count: int) -> list[dict[str, Any]]:
@@ -34,75 +35,153 @@ def _records(count: int) -> list[dict[str, Any]]:
     ]
 
 
-@server.tool(description="Small pretty-printed JSON.")
-def small():
-    return tool_result(None, json.dumps({"ok": True, "items": [1, 2, 3]}, indent=2))
-
-
-@server.tool(description="count records as pretty-printed JSON text.")
-def big(count: int = 500):
-    return tool_result(None, json.dumps(_records(count), indent=2))
-
-
-@server.tool(description="Text that starts like JSON and is cut off.")
-def malformed(size: int = 10):
-    return tool_result(None, json.dumps(_records(size), indent=2)[:-40])
-
-
-@server.tool(description="Exits the server process in the middle of the call.")
-def die():
+def _die(_: dict[str, Any]) -> str:
     sys.stdout.flush()
     os._exit(3)
 
 
-@server.tool(description="A tool error.")
-def fail():
-    return tool_result(None, "the tool failed on purpose", is_error=True)
+def _sleep(arguments: dict[str, Any]) -> str:
+    time.sleep(float(arguments.get("seconds", 300)))
+    return "slept"
 
 
-@server.tool(description="Plain text, one line per item.")
-def plain(lines: int = 5):
-    return tool_result(None, "\n".join(f"line {index}: some plain text" for index in range(lines)))
-
-
-@server.tool(description="This server's process id.")
-def pid():
-    return tool_result(None, str(os.getpid()))
-
-
-@server.tool(description="Sleeps, then answers.")
-def sleep(seconds: float = 300):
-    time.sleep(seconds)
-    return tool_result(None, "slept")
-
-
-@server.tool(description="Answers, then the process exits a moment later.")
-def last_words():
+def _last_words(_: dict[str, Any]) -> str:
     threading.Timer(0.2, os._exit, args=(0,)).start()
-    return tool_result(None, "my last words")
+    return "my last words"
 
 
-@server.tool(description="Small JSON with an escaped lone surrogate (a cut emoji, as real APIs send).")
-def surrogate():
-    return tool_result(None, '{"name": "bad \\ud800 char", "price": 19.90, "big": 1e400, "dup": 1, "dup": 2}')
+def _fail(_: dict[str, Any]) -> str:
+    raise ToolFailed("the tool failed on purpose")
 
 
+class ToolFailed(Exception):
+    """A tool error: answered as a result with ``isError``, as MCP wants for a tool's own failure."""
+
+
+# name: (description, properties of the input schema, what the call answers with its arguments)
+TOOLS: dict[str, tuple[str, dict[str, Any], Callable[[dict[str, Any]], str]]] = {
+    "small": ("Small pretty-printed JSON.", {}, lambda _: json.dumps({"ok": True, "items": [1, 2, 3]}, indent=2)),
+    "big": (
+        "count records as pretty-printed JSON text.",
+        {"count": {"type": "integer", "default": 500}},
+        lambda arguments: json.dumps(_records(int(arguments.get("count", 500))), indent=2),
+    ),
+    "malformed": (
+        "Text that starts like JSON and is cut off.",
+        {"size": {"type": "integer", "default": 10}},
+        lambda arguments: json.dumps(_records(int(arguments.get("size", 10))), indent=2)[:-40],
+    ),
+    "die": ("Exits the server process in the middle of the call.", {}, _die),
+    "fail": ("A tool error.", {}, _fail),
+    "plain": (
+        "Plain text, one line per item.",
+        {"lines": {"type": "integer", "default": 5}},
+        lambda arguments: "\n".join(f"line {n}: some plain text" for n in range(int(arguments.get("lines", 5)))),
+    ),
+    "pid": ("This server's process id.", {}, lambda _: str(os.getpid())),
+    "sleep": ("Sleeps, then answers.", {"seconds": {"type": "number", "default": 300}}, _sleep),
+    "last_words": ("Answers, then the process exits a moment later.", {}, _last_words),
+    "surrogate": (
+        "Small JSON with an escaped lone surrogate (a cut emoji, as real APIs send).",
+        {},
+        lambda _: '{"name": "bad \\ud800 char", "price": 19.90, "big": 1e400, "dup": 1, "dup": 2}',
+    ),
+}
 if os.environ.get("FAULTY_SERVER_READ_FIELDS") == "1":
+    TOOLS["read_fields"] = (
+        "The downstream's own read_fields.",
+        {"execution_id": {"type": "string", "default": ""}},
+        lambda arguments: f"downstream read_fields got {arguments.get('execution_id', '')}",
+    )
 
-    @server.tool(name="read_fields", description="The downstream's own read_fields.")
-    def own_read_fields(execution_id: str = ""):
-        return tool_result(None, f"downstream read_fields got {execution_id}")
+PROMPT = {
+    "name": "greet",
+    "description": "A greeting prompt.",
+    "arguments": [{"name": "name", "required": True}],
+}
+RESOURCE = {"uri": "note://hello", "name": "hello_note", "description": "A short note.", "mimeType": "text/plain"}
 
 
-@server.prompt(description="A greeting prompt.")
-def greet(name: str) -> str:
-    return f"Say hello to {name}."
+def _tool_list() -> list[dict[str, Any]]:
+    return [
+        {"name": name, "description": description, "inputSchema": {"type": "object", "properties": properties}}
+        for name, (description, properties, _) in TOOLS.items()
+    ]
 
 
-@server.resource("note://hello", description="A short note.")
-def hello_note() -> str:
-    return "hello from the faulty server"
+def _text(text: str, *, is_error: bool = False) -> dict[str, Any]:
+    return {"content": [{"type": "text", "text": text}], "isError": is_error}
+
+
+def call_tool(params: dict[str, Any]) -> dict[str, Any]:
+    found = TOOLS.get(params.get("name", ""))
+    if found is None:
+        return _text(f"Unknown tool: {params.get('name')}", is_error=True)
+    try:
+        return _text(found[2](params.get("arguments") or {}))
+    except ToolFailed as failure:
+        return _text(str(failure), is_error=True)
+
+
+def result_of(method: str, params: dict[str, Any]) -> dict[str, Any] | None:
+    """The result for ``method``, or None when this server has no such method."""
+    if method == "initialize":
+        return {
+            "protocolVersion": params["protocolVersion"],
+            "capabilities": {"tools": {"listChanged": False}, "prompts": {"listChanged": False}, "resources": {}},
+            "serverInfo": {"name": "faulty-test-server", "version": "1.0"},
+            "instructions": "A test server with tools that misbehave on purpose.",
+        }
+    answers: dict[str, Callable[[], dict[str, Any]]] = {
+        "ping": dict,
+        "tools/list": lambda: {"tools": _tool_list()},
+        "prompts/list": lambda: {"prompts": [PROMPT]},
+        "prompts/get": lambda: {
+            "description": PROMPT["description"],
+            "messages": [
+                {
+                    "role": "user",
+                    "content": {"type": "text", "text": f"Say hello to {params.get('arguments', {}).get('name')}."},
+                }
+            ],
+        },
+        "resources/list": lambda: {"resources": [RESOURCE]},
+        "resources/templates/list": lambda: {"resourceTemplates": []},
+        "resources/read": lambda: {
+            "contents": [{"uri": params.get("uri"), "mimeType": "text/plain", "text": "hello from the faulty server"}]
+        },
+    }
+    answer = answers.get(method)
+    return None if answer is None else answer()
+
+
+def send(message: dict[str, Any]) -> None:
+    with WRITING:
+        sys.stdout.write(json.dumps(message) + "\n")
+        sys.stdout.flush()
+
+
+def answer_call(request_id: Any, params: dict[str, Any]) -> None:
+    send({"jsonrpc": "2.0", "id": request_id, "result": call_tool(params)})
+
+
+def main() -> None:
+    for line in sys.stdin:
+        if not line.strip():
+            continue
+        message = json.loads(line)
+        if "id" not in message or "method" not in message:
+            continue  # a notification, or an answer to a request this server never sends
+        method, params = message["method"], message.get("params") or {}
+        if method == "tools/call":
+            threading.Thread(target=answer_call, args=(message["id"], params), daemon=True).start()
+            continue
+        result = result_of(method, params)
+        if result is None:
+            send({"jsonrpc": "2.0", "id": message["id"], "error": {"code": -32601, "message": f"no {method}"}})
+        else:
+            send({"jsonrpc": "2.0", "id": message["id"], "result": result})
 
 
 if __name__ == "__main__":
-    server.run()
+    main()
