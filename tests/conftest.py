@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import warnings
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -106,7 +107,13 @@ def run_as_nobody(action: Callable[[], Any]) -> Any:
     """Run ``action`` in a forked child that dropped root for ``nobody``; return its JSON result
     (``{"error": repr}`` when it raised). For permission tests: root reads and writes anything."""
     read_end, write_end = os.pipe()
-    pid = os.fork()
+    # Not a subprocess: nobody cannot run an interpreter that lives under /root. Python 3.12+ warns that a
+    # fork of a threaded process (an xdist worker has execnet's threads) may deadlock the child on a lock
+    # another thread held; the child takes no lock of those threads (the interpreter resets its own and
+    # logging's at fork), runs ``action`` and leaves by os._exit, so the warning is silenced here only.
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", DeprecationWarning)
+        pid = os.fork()
     if pid == 0:  # pragma: no cover - child
         status = 0
         try:
