@@ -162,3 +162,35 @@ def test_the_compatibility_runs_check_each_property_on_a_fifth_of_its_examples(m
     monkeypatch.setenv("PFLOW_STRUCTURE_TEST_EXAMPLES", "0.2")
     assert (examples(500), examples(60), examples(40)) == (100, 20, 20)
     assert 'PFLOW_STRUCTURE_TEST_EXAMPLES=0.2 ".venv-$1/bin/python" -m pytest' in CI
+
+
+def _run_prepared(tmp_path: Path, body: str) -> subprocess.CompletedProcess[str]:
+    """``body`` after .ci/run's step, prepare and prepared functions, with a fresh work directory."""
+    script = (
+        f"set -euo pipefail\nsummary=()\nwork={tmp_path}\n{_step_function()}\n{_functions('prepare', 'prepared')}\n"
+        f"{body}\necho after\n"
+    )
+    return subprocess.run(["bash", "-c", script], capture_output=True, text=True, check=False, timeout=60)
+
+
+def test_a_job_prepared_in_the_background_says_how_long_it_took_and_shows_its_output(tmp_path: Path) -> None:
+    done = _run_prepared(
+        tmp_path, "tool() { echo installed it; }\nprepare tool tool &\nstep 'the tool ready' prepared tool log"
+    )
+    assert done.returncode == 0, done.stderr
+    lines = done.stdout.splitlines()
+    assert lines[0] == "== the tool ready"
+    assert re.fullmatch(r"-- tool: prepared in the background in \d+ s(, waited \d+ s for it here)?", lines[1])
+    assert lines[2:] == ["installed it", lines[3], "after"] and lines[3].startswith("== the tool ready: ")
+
+
+def test_a_job_that_failed_in_the_background_fails_the_step_that_needs_it_with_its_log(tmp_path: Path) -> None:
+    done = _run_prepared(
+        tmp_path, "tool() { echo the index is down; false; echo not reached; }\nprepare tool tool\n"
+        "step 'the tool ready' prepared tool"
+    )  # fmt: skip
+    assert done.returncode == 1
+    assert done.stdout.splitlines()[1:3] == ["-- tool: prepared in the background in 0 s", "the index is down"]
+    assert "not reached" not in done.stdout and "after\n" not in done.stdout
+    assert "== FAILED (exit 1) after" in done.stdout
+    assert done.stderr == "preparing tool failed (exit 1, log above)\n"
