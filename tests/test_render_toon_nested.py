@@ -422,7 +422,7 @@ def test_a_damaged_text_is_refused_or_read_as_the_reference_reads_it() -> None:
     toon_format = pytest.importorskip("toon_format", reason=TOON_REFERENCE_MISSING)
     outcomes: list[str] = []
 
-    # derandomize: the same 300 texts every run, so the count below cannot flicker
+    # derandomize: the same examples(300) texts every run, so the count below cannot flicker
     @settings(max_examples=examples(300), deadline=None, derandomize=True, database=None)
     @given(_damaged_texts())
     def read_or_refuse(text: str) -> None:

@@ -23,6 +23,10 @@ from typing import Any
 WRITING = threading.Lock()
 
 
+class ToolFailed(Exception):
+    """A tool error: answered as a result with ``isError``, as MCP wants for a tool's own failure."""
+
+
 def _records(count: int) -> list[dict[str, Any]]:
     return [
         {
@@ -52,10 +56,6 @@ def _last_words(_: dict[str, Any]) -> str:
 
 def _fail(_: dict[str, Any]) -> str:
     raise ToolFailed("the tool failed on purpose")
-
-
-class ToolFailed(Exception):
-    """A tool error: answered as a result with ``isError``, as MCP wants for a tool's own failure."""
 
 
 # name: (description, properties of the input schema, what the call answers with its arguments)
