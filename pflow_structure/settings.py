@@ -17,8 +17,9 @@ variable                            meaning                                  def
                                     (from its client or a stdio server)
 ``PFLOW_STRUCTURE_WANT_MODEL``      ``wordllama``: embeddings help ``want``  unset: names only
                                     (pip install 'pflow-structure[want]')
-``PFLOW_STRUCTURE_ANSWER_BUDGET``   most o200k tokens in one answer          8000
-                                    (read_fields, fields, run; pages past it)
+``PFLOW_STRUCTURE_ANSWER_BUDGET``   most o200k tokens in one answer          8000, or the
+                                    (read_fields, fields, run; pages past it)  MCP client's
+                                                                             (docs/budgets.md)
 ==================================  =======================================  ==============
 """
 
@@ -82,6 +83,9 @@ _FIELDS = (
     "cache_url",
     "max_reference_bytes",
     "answer_budget",
+    "answer_max_bytes",
+    "answer_max_lines",
+    "answer_budget_set",
 )
 _UNITS = {"": 1, "b": 1, "kb": 1024, "mb": 1024**2, "gb": 1024**3, "tb": 1024**4}
 
@@ -97,6 +101,9 @@ class Settings:
         "_filter_values",
         "_filtering",
         "answer_budget",
+        "answer_budget_set",
+        "answer_max_bytes",
+        "answer_max_lines",
         "cache_dir",
         "cache_url",
         "failure_log",
@@ -121,6 +128,9 @@ class Settings:
         cache_url: str | None = None,
         max_reference_bytes: int = DEFAULT_MAX_REFERENCE_BYTES,
         answer_budget: int = DEFAULT_ANSWER_BUDGET,
+        answer_max_bytes: int | None = None,
+        answer_max_lines: int | None = None,
+        answer_budget_set: bool | None = None,
     ) -> None:
         self.cache_dir = Path(cache_dir) if cache_dir is not None else default_cache_dir()
         self.ttl_hours = ttl_hours
@@ -134,8 +144,14 @@ class Settings:
         self.cache_url = cache_url or None
         self.max_reference_bytes = max_reference_bytes
         self.answer_budget = answer_budget  # most o200k tokens in one answer (render/budget.py)
+        # A client that cuts by bytes or lines (service/clients.py) bounds them too (render/limits.py).
+        self.answer_max_bytes = answer_max_bytes
+        self.answer_max_lines = answer_max_lines
+        if answer_budget_set is None:  # chosen by a setting or the caller: a client's row does not replace it
+            answer_budget_set = answer_budget != DEFAULT_ANSWER_BUDGET
+        self.answer_budget_set = answer_budget_set
 
-    def _fields(self) -> tuple[Path, float, int, int, Path, FilterOptions, Path, Path, str | None, int, int]:
+    def _fields(self) -> tuple[Any, ...]:
         return (
             self.cache_dir,
             self.ttl_hours,
@@ -148,6 +164,9 @@ class Settings:
             self.cache_url,
             self.max_reference_bytes,
             self.answer_budget,
+            self.answer_max_bytes,
+            self.answer_max_lines,
+            self.answer_budget_set,
         )
 
     @property
@@ -192,7 +211,9 @@ class Settings:
             f"failure_log={self.failure_log!r}, filtering={self.filtering!r}, "
             f"workflows_dir={self.workflows_dir!r}, pflow_registry={self.pflow_registry!r}, "
             f"cache_url={redact_url(self.cache_url) if self.cache_url else None!r}, "
-            f"max_reference_bytes={self.max_reference_bytes!r}, answer_budget={self.answer_budget!r})"
+            f"max_reference_bytes={self.max_reference_bytes!r}, answer_budget={self.answer_budget!r}, "
+            f"answer_max_bytes={self.answer_max_bytes!r}, answer_max_lines={self.answer_max_lines!r}, "
+            f"answer_budget_set={self.answer_budget_set!r})"
         )
 
     @classmethod
@@ -224,6 +245,7 @@ class Settings:
             if env.get(ENV_MAX_REFERENCE_SIZE)
             else base.max_reference_bytes,
             answer_budget=_whole_number(env, ENV_ANSWER_BUDGET, base.answer_budget),
+            answer_budget_set=bool(env.get(ENV_ANSWER_BUDGET)),
         )
         settings._filter_values = filter_values
         return settings

@@ -24,6 +24,23 @@ def server_class() -> Any:
     return MCPServer
 
 
+def context_class() -> Any:
+    """The type a tool function names to receive its request's context (``Context`` in both majors)."""
+    try:
+        from mcp.server.mcpserver import Context
+    except ImportError:
+        from mcp.server.fastmcp import Context  # type: ignore[attr-defined,no-redef,unused-ignore]  # mcp 1.x only
+    return Context
+
+
+def client_info(context: Any) -> dict[str, Any] | None:
+    """The ``clientInfo`` the session's client sent in ``initialize`` (as a dict), or None (a stateless
+    HTTP request, a client that sent none)."""
+    params = getattr(getattr(context, "session", None), "client_params", None)
+    info = getattr(params, "client_info", None) or getattr(params, "clientInfo", None)
+    return to_dict(info) if info is not None else None
+
+
 def sdk_version() -> str:
     from importlib.metadata import version
 

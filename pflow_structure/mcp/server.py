@@ -48,9 +48,17 @@ def build_server(settings: Settings | None = None, *, host: str = "127.0.0.1") -
     from mcp.types import CallToolResult
     from pydantic import Field
 
-    from pflow_structure.mcp.compat import new_server
+    from pflow_structure.mcp.compat import context_class, new_server
 
     server = new_server("pflow-structure", INSTRUCTIONS, host)
+    Context = context_class()  # a type the SDK reads: the tool gets its request's context
+
+    def for_session(context: Any) -> Settings:
+        """The settings of the calling client's session: its budget (service/clients.py)."""
+        from pflow_structure.mcp.compat import client_info
+        from pflow_structure.service.clients import session_settings
+
+        return session_settings(settings or Settings.from_env(), client_info(context))
 
     async def registry_run(
         node_type: Annotated[
@@ -70,6 +78,7 @@ def build_server(settings: Settings | None = None, *, host: str = "127.0.0.1") -
         ] = None,
         fields: Annotated[list[str] | None, Field(description=FIELDS_DESCRIPTION)] = None,
         max_tokens: Annotated[int | None, Field(description=MAX_TOKENS_DESCRIPTION, ge=1)] = None,
+        ctx: Context = None,  # type: ignore[valid-type]  # the SDK's class, chosen at run time (compat.py)
     ) -> CallToolResult:
         """Run a node and get its execution_id and the structure of its output, not the values.
 
@@ -82,12 +91,13 @@ def build_server(settings: Settings | None = None, *, host: str = "127.0.0.1") -
         from pflow_structure.mcp.compat import to_dict
         from pflow_structure.service.usage import CountedRun
 
-        run = CountedRun(settings)  # registry_run, counting the output's tokens for `stats`
+        session = for_session(ctx)
+        run = CountedRun(session)  # registry_run, counting the output's tokens for `stats`
 
         def call() -> Any:
             chosen = None if fields is None else list(fields)
             # An agent's answer is always bounded, all_fields included (the Python API leaves that to the caller).
-            budget = max_tokens if max_tokens is not None else (settings or Settings.from_env()).answer_budget
+            budget = max_tokens if max_tokens is not None or not all_fields else session.answer_budget
             return run(node_type, parameters or {}, all_fields=all_fields, want=want, fields=chosen, max_tokens=budget)
 
         answer: CallToolResult = await answer_from(call, found=None if fields is None else _fields_found)
@@ -108,6 +118,7 @@ def build_server(settings: Settings | None = None, *, host: str = "127.0.0.1") -
         format: Annotated[ReadFormat, Field(description=READ_FORMAT_DESCRIPTION)] = "json",
         char_offset: Annotated[int, Field(description=CHAR_OFFSET_DESCRIPTION, ge=0)] = 0,
         max_tokens: Annotated[int | None, Field(description=MAX_TOKENS_DESCRIPTION, ge=1)] = None,
+        ctx: Context = None,  # type: ignore[valid-type]  # the SDK's class, chosen at run time (compat.py)
     ) -> CallToolResult:
         """Read the values at chosen paths of an execution: {path: value}; null where a path finds nothing,
         and _missing says why and what is near. An answer stays under a token budget: past it a list pages,
@@ -120,11 +131,12 @@ def build_server(settings: Settings | None = None, *, host: str = "127.0.0.1") -
         from pflow_structure.service.usage import record_read
 
         paging = ReadPaging(limit, offset, char_offset, max_tokens)
+        session = for_session(ctx)
         if format != "json":
-            answer: CallToolResult = await answer_read_text(execution_id, list(field_paths), format, paging, settings)
+            answer: CallToolResult = await answer_read_text(execution_id, list(field_paths), format, paging, session)
         else:
-            answer = await answer_read_json(execution_id, list(field_paths), paging, settings)
-        await asyncio.to_thread(record_read, settings, execution_id, to_dict(answer))
+            answer = await answer_read_json(execution_id, list(field_paths), paging, session)
+        await asyncio.to_thread(record_read, session, execution_id, to_dict(answer))
         return answer
 
     async def list_nodes(
@@ -174,6 +186,7 @@ def build_server(settings: Settings | None = None, *, host: str = "127.0.0.1") -
         execution_id: Annotated[str, Field(description="The execution_id of the value to change.")],
         set: Annotated[dict[str, Any] | None, Field(description=SET_DESCRIPTION)] = None,
         delete: Annotated[list[str] | None, Field(description=DELETE_DESCRIPTION)] = None,
+        ctx: Context = None,  # type: ignore[valid-type]  # the SDK's class, chosen at run time (compat.py)
     ) -> CallToolResult:
         """Change a cached value without reading it: set values at paths (a missing key is added; [*] sets
         every item) and delete paths. Answers a new execution_id and the structure of what changed; the
@@ -181,14 +194,19 @@ def build_server(settings: Settings | None = None, *, host: str = "127.0.0.1") -
         from pflow_structure.mcp.compat import to_dict
         from pflow_structure.service.usage import record_read
 
-        answer: CallToolResult = await answer_edit(
-            {"execution_id": execution_id, "set": set, "delete": delete}, settings
-        )
-        await asyncio.to_thread(record_read, settings, execution_id, to_dict(answer))
+        session = for_session(ctx)
+        arguments = {"execution_id": execution_id, "set": set, "delete": delete}
+        answer: CallToolResult = await answer_edit(arguments, session)
+        await asyncio.to_thread(record_read, session, execution_id, to_dict(answer))
         return answer
 
+    from pflow_structure.service.clients import declared_size
+
+    answering = (registry_run, read_fields, edit_fields)  # answers within the budget: their size is declared
     for tool in (registry_run, read_fields, edit_fields, list_nodes, describe_nodes):
-        server.tool(name=tool.__name__, description=inspect.cleandoc(tool.__doc__ or ""))(tool)
+        declares = tool in answering and "meta" in inspect.signature(server.tool).parameters  # mcp 1.x: from 1.15
+        options = {"meta": declared_size(settings or Settings.from_env())} if declares else {}
+        server.tool(name=tool.__name__, description=inspect.cleandoc(tool.__doc__ or ""), **options)(tool)
     return server
 
 

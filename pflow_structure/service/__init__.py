@@ -61,10 +61,12 @@ def registry_run(
         node_type, params, outputs, settings=settings, cache=cache, all_fields=all_fields, want=want
     )
     from pflow_structure.service.answers import answer_budget, fields_answer, structure_within_budget
+    from pflow_structure.service.clients import answer_counter
 
     if fields is None:  # all_fields asks for every path: bounded only by an explicit max_tokens
         bounded = max_tokens is not None or not all_fields
-        return structure_within_budget(described, answer_budget(max_tokens, settings)) if bounded else described
+        budget, count = answer_budget(max_tokens, settings), answer_counter(max_tokens, settings)
+        return structure_within_budget(described, budget, count) if bounded else described
 
     return fields_answer(described, fields, max_tokens=max_tokens, settings=settings, cache=cache)
 

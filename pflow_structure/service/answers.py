@@ -16,6 +16,7 @@ from __future__ import annotations
 from pflow_structure.errors import ParameterError
 from pflow_structure.records import NamedTuple
 from pflow_structure.render.output_text import compact
+from pflow_structure.service.clients import answer_counter
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -23,7 +24,7 @@ if TYPE_CHECKING:
     from typing import Any
 
     from pflow_structure.cache.backend import CacheBackend
-    from pflow_structure.render.budget import Fitted, Paging
+    from pflow_structure.render.budget import Fitted, Paging, TokenCounter
     from pflow_structure.service.reading import FieldReadout
     from pflow_structure.settings import Settings
 
@@ -67,7 +68,8 @@ def read_fields_answer(
     readout = read_fields_detailed(
         execution_id, field_paths, limit=limit, offset=offset, settings=settings, cache=cache, char_offset=char_offset
     )
-    return answer_from_readout(readout, budget, paging_of(readout, offset, limit, char_offset))
+    count = answer_counter(max_tokens, settings)
+    return answer_from_readout(readout, budget, paging_of(readout, offset, limit, char_offset), count)
 
 
 def paging_of(readout: FieldReadout, offset: int, limit: int | None, char_offset: int) -> Paging:
@@ -76,28 +78,30 @@ def paging_of(readout: FieldReadout, offset: int, limit: int | None, char_offset
     return Paging(readout.execution_id, offset, limit, char_offset)
 
 
-def answer_from_readout(readout: FieldReadout, budget: int, paging: Paging) -> Answer:
-    """A readout as the answer dict, fitted to ``budget`` tokens."""
+def answer_from_readout(
+    readout: FieldReadout, budget: int, paging: Paging, count: TokenCounter | None = None
+) -> Answer:
+    """A readout as the answer dict, fitted to ``budget`` tokens (as ``count`` counts them, o200k by default)."""
     from pflow_structure.render.budget import MISSING_KEY
 
     found = any(path not in readout.errors for path in readout.values)
     missing = {MISSING_KEY: dict(readout.errors)} if readout.errors else {}
     whole = {**readout.values, **missing}
-    if len(compact(whole).encode("utf-8")) <= budget:  # a token is at least one byte: no count needed
+    if count is None and len(compact(whole).encode("utf-8")) <= budget:  # a token is at least one byte
         return Answer(whole, found)
-    count = _counter()
+    count = count or _counter()
     if count(compact(whole)) <= budget:
         return Answer(whole, found)
     room = budget - count(compact(missing)) - count(CUT_NOTE.format(budget=budget)) - 10
     for _ in range(MAX_RETRIES):
-        fitted = fit_readout(readout, max(room, 0), paging)
+        fitted = fit_readout(readout, max(room, 0), paging, count)
         answer = _assemble(readout, fitted, missing, budget)
         over = count(compact(answer)) - budget
         if over <= 0:
             return Answer(answer, found)
         room -= over + 5  # what the _more entries took past the room, and a margin
     # The least it can say: each part as small as it goes, and no _note (the paths alone may be long).
-    return Answer(_assemble(readout, fit_readout(readout, 0, paging), missing, 0), found)
+    return Answer(_assemble(readout, fit_readout(readout, 0, paging, count), missing, 0), found)
 
 
 def _assemble(readout: FieldReadout, fitted: Fitted, missing: dict[str, Any], budget: int) -> dict[str, Any]:
@@ -115,12 +119,12 @@ def _assemble(readout: FieldReadout, fitted: Fitted, missing: dict[str, Any], bu
     return answer
 
 
-def fit_readout(readout: FieldReadout, room: int, paging: Paging) -> Fitted:
+def fit_readout(readout: FieldReadout, room: int, paging: Paging, count: TokenCounter | None = None) -> Fitted:
     """The values that found something, cut to ``room`` tokens."""
     from pflow_structure.render.budget import fit_values
 
     found = {path: value for path, value in readout.values.items() if path not in readout.errors}
-    return fit_values(found, room, _counter(), paging, totals=readout.totals, where=readout.where)
+    return fit_values(found, room, count or _counter(), paging, totals=readout.totals, where=readout.where)
 
 
 def _counter() -> Any:
@@ -140,6 +144,7 @@ def read_fields_text_answer(
     max_items: int | None = None,
     style: str = "tool",
     settings: Settings,
+    count: TokenCounter | None = None,
 ) -> tuple[str, list[str]]:
     """``read_fields`` in a text format (``readout_text``) within ``budget`` tokens: ``(text, notes)``.
 
@@ -152,16 +157,16 @@ def read_fields_text_answer(
     text, notes = readout_text(
         readout, format_name, offset=offset, max_items=max_items, offset_hint=hint, settings=settings
     )
-    if len("\n".join([text, *notes]).encode("utf-8")) <= budget:
+    if count is None and len("\n".join([text, *notes]).encode("utf-8")) <= budget:
         return text, notes  # the common case: the budget module (paging, cutting) is not even loaded
     paging = paging_of(readout, offset, limit, char_offset)
-    count = _counter()
+    count = count or _counter()
     used = count("\n".join([text, *notes]))
     room = budget
     for _ in range(MAX_RETRIES):
         if used <= budget:
             break
-        fitted = fit_readout(readout, max(room - count("\n".join(notes)) - 30, 0), paging)
+        fitted = fit_readout(readout, max(room - count("\n".join(notes)) - 30, 0), paging, count)
         text, _ = _fitted_text(readout, fitted, format_name, paging, max_items, style, settings)
         used = count("\n".join([text, *notes]))
         room -= used - budget + 20 * len(fitted.more)
@@ -251,8 +256,9 @@ def read_fields_text_call(
         execution_id, field_paths, limit=limit, offset=offset, settings=settings, char_offset=char_offset
     )
     found = any(path not in readout.errors for path in readout.values)
+    count = answer_counter(max_tokens, settings)
     if format_name == "json":
-        answer = answer_from_readout(readout, budget, paging_of(readout, offset, limit, char_offset))
+        answer = answer_from_readout(readout, budget, paging_of(readout, offset, limit, char_offset), count)
         return TextAnswer(format_json(answer.value), [f"note: {reason}" for reason in readout.errors.values()], found)
     text, notes = read_fields_text_answer(
         readout,
@@ -264,6 +270,7 @@ def read_fields_text_call(
         max_items=max_items,
         style=style,
         settings=settings,
+        count=count,
     )
     return TextAnswer(text, notes, found)
 
@@ -348,15 +355,16 @@ def fields_answer(
     from pflow_structure.render.budget import MORE_KEY
 
     budget = answer_budget(max_tokens, settings)
+    count = answer_counter(max_tokens, settings) or _counter()
     execution_id = described["execution_id"]
     head: dict[str, Any] = {"execution_id": execution_id, "node_type": described["node_type"]}
     rest = REST_LINE.format(execution_id=execution_id)
     readout = _read(execution_id, fields, settings, cache)
     extra: dict[str, Any] = {}
     if readout.errors:
-        extra["structure"] = _structure_within(described["structure"], budget // 2)
-    overhead = _counter()(compact({**head, **extra, "rest": rest})) + 10
-    values = answer_from_readout(readout, max(budget - overhead, 1), paging_of(readout, 0, None, 0)).value
+        extra["structure"] = _structure_within(described["structure"], budget // 2, count)
+    overhead = count(compact({**head, **extra, "rest": rest})) + 10
+    values = answer_from_readout(readout, max(budget - overhead, 1), paging_of(readout, 0, None, 0), count).value
     if MORE_KEY in values:  # the values were cut: the note names the call's budget, not their share
         values["_note"] = CUT_NOTE.format(budget=budget)
     return {**head, "values": values, **extra, "rest": rest}
@@ -368,11 +376,12 @@ def _read(execution_id: str, fields: Sequence[str], settings: Settings, cache: C
     return read_fields_detailed(execution_id, list(fields), settings=settings, cache=cache)
 
 
-def _structure_within(structure: dict[str, Any], budget: int) -> dict[str, Any]:
+def _structure_within(structure: dict[str, Any], budget: int, count: TokenCounter) -> dict[str, Any]:
     """The first paths of ``structure`` that fit ``budget`` tokens."""
-    if len(compact(structure).encode("utf-8")) <= budget:
+    if count is _counter() and len(compact(structure).encode("utf-8")) <= budget:
         return structure
-    count, kept, used = _counter(), {}, 0
+    kept: dict[str, Any] = {}
+    used = 0
     for path, info in structure.items():
         used += count(compact({path: info}))
         if used > budget:
@@ -409,12 +418,15 @@ def fields_text(answer: dict[str, Any]) -> str:
 STRUCTURE_CUT = "{count} more paths not shown to stay under {budget:,} tokens: read a parent path, or raise max_tokens"
 
 
-def structure_within_budget(described: dict[str, Any], budget: int) -> dict[str, Any]:
-    """A structure answer (``registry_run``'s, ``edit_fields``') of at most ``budget`` tokens: past it, the
-    last paths are left out and a warning says how many; every path shown still reads back."""
-    if len(compact(described).encode("utf-8")) <= budget:
+def structure_within_budget(
+    described: dict[str, Any], budget: int, count: TokenCounter | None = None
+) -> dict[str, Any]:
+    """A structure answer (``registry_run``'s, ``edit_fields``') of at most ``budget`` tokens (as ``count``
+    counts them, o200k by default): past it, the last paths are left out and a warning says how many;
+    every path shown still reads back."""
+    if count is None and len(compact(described).encode("utf-8")) <= budget:
         return described
-    count = _counter()
+    count = count or _counter()
     structure = described.get("structure") or {}
     rest = {key: value for key, value in described.items() if key != "structure"}
     used = count(compact(rest)) + count(STRUCTURE_CUT) + 10

@@ -59,15 +59,17 @@ def edit_fields(
     if not stored.cached:  # the new id is all an edit gives: one that reads nothing would mislead
         raise CacheWriteError("The edited value could not be stored: " + " ".join(stored.warnings))
     from pflow_structure.service.answers import structure_within_budget
+    from pflow_structure.service.clients import answer_counter
 
+    count = answer_counter(None, settings)
     if changes_only:
         changes = _changes(entry.outputs, entry.binary_paths, edited.value, kept_binary, stored, execution_id, settings)
-        return structure_within_budget(changes, settings.answer_budget)
+        return structure_within_budget(changes, settings.answer_budget, count)
     result = describe_stored(
         entry.node_type, edited.value, stored, kept_binary, [], settings=settings, all_fields=all_fields
     )
     result["edited_from"] = execution_id
-    return structure_within_budget(result, settings.answer_budget)
+    return structure_within_budget(result, settings.answer_budget, count)
 
 
 def _checked(set_values: Any, delete: Any) -> tuple[dict[str, Any], list[str]]:

@@ -232,8 +232,11 @@ class Proxy:
     # -- requests -------------------------------------------------------------------------------
     async def _initialize(self, request: dict[str, Any]) -> dict[str, Any]:
         from pflow_structure import __version__
+        from pflow_structure.service.clients import session_settings
 
         self.downstream.init_params = request.get("params") or {}
+        # The budget of this session: what the client keeps of a result (clientInfo names it), unless set.
+        self._settings = session_settings(self.settings, self.downstream.init_params.get("clientInfo"))
         await self.downstream.session()
         if not self.initialized:  # now the server has started: load what a first answer needs
             self.group.start_soon(_warm_up)
@@ -306,11 +309,16 @@ class Proxy:
             for tool in listing.get("tools", [])
         ]
         if not params.get("cursor"):
+            from pflow_structure.service.clients import declared_size
+
+            size = declared_size(self.settings)  # what our answers may hold, for a client that reads it
             tools.append(
                 {"name": self.read_tool, "description": READ_TOOL_DESCRIPTION, "inputSchema": READ_TOOL_SCHEMA}
+                | {"_meta": size}
             )
             tools.append(
                 {"name": self.edit_tool, "description": EDIT_TOOL_DESCRIPTION, "inputSchema": EDIT_TOOL_SCHEMA}
+                | {"_meta": size}
             )
         return _result(request["id"], {**listing, "tools": tools})
 

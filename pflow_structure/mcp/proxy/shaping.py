@@ -225,8 +225,10 @@ def shape_result(
     store: Store,
     read_tool: str = "read_fields",
     render: Renderer | None = None,
+    fits: Callable[[str], bool] | None = None,
 ) -> Shaped:
-    """The answer the agent gets for one downstream result (see the module docstring).
+    """The answer the agent gets for one downstream result (see the module docstring); ``fits`` says
+    whether a text is within what the client keeps (its bytes and lines), else it is cached too.
 
     Raises :class:`MalformedJSONError` for broken JSON text, and whatever ``store`` or ``count``
     raise: the caller answers with the original result and logs the failure.
@@ -238,7 +240,7 @@ def shape_result(
     if found is None:
         return Shaped(result, "passed", tokens_in, tokens_in)
     value, from_json = found
-    if tokens_in <= budget:
+    if tokens_in <= budget and (fits is None or fits(_visible_text(result))):
         texts = [block["text"] for block in result["content"]]
         if not from_json or len(texts) != 1:
             return Shaped(result, "passed", tokens_in, tokens_in)
@@ -262,6 +264,10 @@ def shape_result(
     return Shaped(shaped, "cached", tokens_in, count(text))
 
 
+def _visible_text(result: dict[str, Any]) -> str:
+    return "\n".join(block.get("text", "") for block in result.get("content", []))
+
+
 EXACT_COUNT_CHARS = 4_000_000  # token counts are exact up to here (about 8 MB/s), then estimated
 
 
@@ -280,6 +286,9 @@ def shape_and_store(
     ``want`` (the agent's words) steers the structure of a result that is cached."""
     from pflow_structure.render.tokens import count_tokens
     from pflow_structure.service import store_outputs
+    from pflow_structure.service.clients import answer_counter
+
+    limited = answer_counter(None, settings)  # a client that cuts by bytes or lines: those count too
 
     def store(tool_name: str, args: dict[str, Any], value: Any) -> dict[str, Any]:
         from pflow_structure.service.answers import structure_within_budget
@@ -288,7 +297,7 @@ def shape_and_store(
         described = store_outputs(
             f"mcp:{tool_name}", args, {"result": value}, settings=settings, text_paths=text, want=want
         )
-        return structure_within_budget(described, settings.answer_budget)  # the tree text is smaller still
+        return structure_within_budget(described, settings.answer_budget, limited)  # the tree text is smaller
 
     def count(text: str) -> int:
         # Exact up to a few megabytes; beyond that only "over the budget" matters.
@@ -300,8 +309,11 @@ def shape_and_store(
         rendered = render_auto(value, operation=tool, failure_log=settings.failure_log)
         return rendered.text, rendered.format
 
+    def fits(text: str) -> bool:
+        return limited is None or limited(text) <= settings.answer_budget
+
     return shape_result(
-        tool, arguments, result, budget=budget, count=count, store=store, read_tool=read_tool, render=render
+        tool, arguments, result, budget=budget, count=count, store=store, read_tool=read_tool, render=render, fits=fits
     )
 
 
