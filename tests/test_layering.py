@@ -43,6 +43,7 @@ THIRD_PARTY_HOME = {
     "redis": {"cache.redis_store"},
     "orjson": {"encoding.jsonio"},
     "wordllama": {"filtering.embedding"},
+    "tomlkit": {"cli.toml_configs"},
 }
 
 

@@ -21,7 +21,7 @@ from pflow_structure.cli import main
 from tests.conftest import REPO, cli_runner
 
 CONFIGS = REPO / "tests" / "data" / "client_configs"
-FILES = sorted(path.name for path in CONFIGS.glob("*.json"))
+FILES = sorted(path.name for path in [*CONFIGS.glob("*.json"), *CONFIGS.glob("*.toml")])
 PROXY = "/opt/bin/pflow-structure"
 
 
@@ -38,8 +38,11 @@ def config(tmp_path: Path, request: pytest.FixtureRequest) -> Path:
     return target
 
 
-def test_the_four_formats_are_all_here() -> None:
-    assert FILES == ["claude_code.mcp.json", "claude_desktop_config.json", "cursor.mcp.json", "vscode.mcp.json"]
+def test_the_seven_formats_are_all_here() -> None:
+    assert FILES == [
+        "claude_code.mcp.json", "claude_desktop_config.json", "codex.config.toml", "cursor.mcp.json",
+        "gemini.settings.json", "vscode.mcp.json", "windsurf.mcp_config.json",
+    ]  # fmt: skip
 
 
 @pytest.mark.parametrize("config", FILES, indirect=True)

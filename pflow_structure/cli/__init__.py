@@ -7,7 +7,8 @@
 - :mod:`~pflow_structure.cli.app`: the core commands, and the whole command line assembled.
 - ``cache_commands``, ``discovery_commands``, ``format_commands``, ``value_commands``: command groups;
   ``proxy_command``: ``proxy`` (a stdio or remote MCP server behind structure-first answers);
-  ``wrap_commands``: ``wrap``/``unwrap`` a client's MCP configuration (``client_configs`` edits the text).
+  ``wrap_commands``: ``wrap``/``unwrap`` a client's MCP configuration (``client_configs`` edits the text,
+  ``toml_configs`` Codex's TOML, ``client_dialects`` knows how each client writes a variable).
 
 This module imports nothing, so the entry point stays click-free; ``pflow_structure.cli.main``
 (the click group, for ``CliRunner``) loads the command line on first use.
@@ -34,6 +35,8 @@ _SUBMODULES = frozenset(
         "value_commands",
         "wrap_commands",
         "client_configs",
+        "client_dialects",
+        "toml_configs",
     )
 )
 

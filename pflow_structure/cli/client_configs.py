@@ -1,16 +1,24 @@
 """MCP client configurations, wrapped so that every server runs behind the proxy (no click here).
 
-Four documented formats, told apart by their top-level key:
+The documented formats, told apart by their top-level key (and by file and entry keys, for how
+each client writes a variable):
 
-- ``mcpServers``: Claude Desktop (``claude_desktop_config.json``), Claude Code (``.mcp.json``) and
-  Cursor (``mcp.json``);
-- ``servers``: VS Code (``.vscode/mcp.json`` or the profile's ``mcp.json``), beside its ``inputs``.
+- ``mcpServers``: Claude Desktop (``claude_desktop_config.json``), Claude Code (``.mcp.json``),
+  Cursor (``mcp.json``), Windsurf (``mcp_config.json``, remote entries as ``serverUrl``) and Gemini
+  CLI (``settings.json``: ``httpUrl`` for streamable HTTP, ``url`` for SSE);
+- ``servers``: VS Code (``.vscode/mcp.json`` or the profile's ``mcp.json``), beside its ``inputs``;
+- ``[mcp_servers.NAME]`` tables: Codex (``~/.codex/config.toml``), edited by ``toml_configs.py``.
 
 A stdio entry ``{"command": C, "args": A, ...}`` becomes ``{"command": PROXY, "args": ["proxy",
 "--", C, *A], ...}`` (``env`` and every other key kept); a URL entry ``{"url": U, "headers": H,
 ...}`` becomes ``{"command": PROXY, "args": ["proxy", "--url", U, "--header", "Name: value",
-...]}``: header values are written as they stand, so a ``${VAR}`` reference stays a reference
-(the proxy reads the variable when it starts) and nothing is expanded into the file.
+...]}``. A header's environment variable is written as the proxy reads it, ``${VAR}`` (the proxy
+reads it from its environment when it starts, so nothing is expanded into the file): VS Code's,
+Cursor's and Windsurf's ``${env:VAR}``, Gemini CLI's ``$VAR`` and ``${VAR}``, Claude Code's
+``${VAR}`` as it stands, Codex's ``bearer_token_env_var`` and ``env_http_headers`` (the wrapped
+entry passes those variables on with ``env_vars``). What the proxy cannot read (VS Code's
+``${input:ID}``, a client's own ``${workspaceFolder}``) is left as written, for the client to fill
+in, and the change says so.
 
 Only the text of the entries that change is replaced: every other byte of the file (other keys,
 comments, indentation) stays as it was. An entry that already runs through the proxy is left
@@ -27,9 +35,18 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from pflow_structure.cli.client_dialects import (
+    REFERENCE,
+    URL_KEYS,
+    client_header,
+    client_of,
+    codex_headers,
+    entry_headers,
+    proxy_header,
+)
 from pflow_structure.errors import ParameterError
 
-SECTIONS = ("mcpServers", "servers")  # Claude Desktop, Claude Code, Cursor / VS Code
+SECTIONS = ("mcpServers", "servers")  # Claude Desktop, Claude Code, Cursor, Windsurf, Gemini CLI / VS Code
 PROXY_NAME = "pflow-structure"
 _WHITESPACE = re.compile(r"(?:\s+|//[^\n]*|/\*.*?\*/)*", re.DOTALL)  # JSONC: VS Code allows comments
 _DECODER = json.JSONDecoder()
@@ -188,8 +205,12 @@ def is_wrapped(entry: Mapping[str, Any]) -> bool:
     return runs_us and args[0] == "proxy"
 
 
-def wrap_entry(entry: Mapping[str, Any], proxy_command: str) -> dict[str, Any]:
-    """The entry that runs ``entry``'s server through the proxy; ParameterError for one it cannot."""
+def wrap_entry(
+    entry: Mapping[str, Any], proxy_command: str, client: str = "other", notes: list[str] | None = None
+) -> dict[str, Any]:
+    """The entry that runs ``entry``'s server through the proxy; ParameterError for one it cannot.
+    ``notes`` collects what could not be carried over as it stands."""
+    notes = [] if notes is None else notes
     if isinstance(entry.get("command"), str):
         args = entry.get("args", [])
         if not isinstance(args, list) or not all(isinstance(arg, str) for arg in args):
@@ -198,33 +219,43 @@ def wrap_entry(entry: Mapping[str, Any], proxy_command: str) -> dict[str, Any]:
         wrapped["command"] = proxy_command
         wrapped["args"] = ["proxy", "--", entry["command"], *args]
         return wrapped
-    url = entry.get("url", entry.get("serverUrl"))
-    if isinstance(url, str):
-        return _wrap_url(entry, url, proxy_command)
+    for key in URL_KEYS:
+        if isinstance(entry.get(key), str):
+            return _wrap_url(entry, key, proxy_command, client, notes)
     raise ParameterError('it has neither "command" (a stdio server) nor "url" (a remote server)')
 
 
-def _wrap_url(entry: Mapping[str, Any], url: str, proxy_command: str) -> dict[str, Any]:
-    headers = entry.get("headers") or {}
-    if not isinstance(headers, dict) or not all(isinstance(value, str) for value in headers.values()):
-        raise ParameterError('its "headers" is not an object of strings')
+CODEX_REMOTE = ("bearer_token_env_var", "http_headers", "env_http_headers")
+
+
+def _wrap_url(
+    entry: Mapping[str, Any], url_key: str, proxy_command: str, client: str, notes: list[str]
+) -> dict[str, Any]:
+    headers, variables = entry_headers(entry, client)
+    url = entry[url_key]
+    variable = REFERENCE.search(url)
+    if variable and client not in ("claude-code", "codex"):  # the proxy reads no variable in a URL
+        notes.append(f"the URL's {variable.group(0)} is left for {client} to fill in")
     args = ["proxy", "--url", url]
-    if entry.get("type") == "sse" or entry.get("transport") == "sse":
+    sse = entry.get("type") == "sse" or entry.get("transport") == "sse"
+    if sse or (client == "gemini" and url_key == "url"):  # Gemini CLI's url is an SSE endpoint
         args += ["--transport", "sse"]
     for name, value in headers.items():
-        args += ["--header", f"{name}: {value}"]
+        args += ["--header", f"{name}: {proxy_header(value, client, notes)}"]
     wrapped: dict[str, Any] = {}
     for key, value in entry.items():  # keep the entry's order and its other keys
         if key == "type":
             wrapped["type"] = "stdio"
-        elif key in ("url", "serverUrl"):
+        elif key == url_key:
             wrapped["command"], wrapped["args"] = proxy_command, args
-        elif key not in ("headers", "transport"):
+            if variables:
+                wrapped["env_vars"] = variables
+        elif key not in ("headers", "transport", *URL_KEYS, *(CODEX_REMOTE if client == "codex" else ())):
             wrapped[key] = value
     return wrapped
 
 
-def unwrap_entry(entry: Mapping[str, Any]) -> dict[str, Any]:
+def unwrap_entry(entry: Mapping[str, Any], client: str = "other") -> dict[str, Any]:
     """The entry as it was before :func:`wrap_entry` (from its proxy arguments)."""
     args = list(entry["args"][1:])
     if args[:1] == ["--"] and len(args) > 1:
@@ -232,11 +263,11 @@ def unwrap_entry(entry: Mapping[str, Any]) -> dict[str, Any]:
         unwrapped["command"], unwrapped["args"] = args[1], args[2:]
         return unwrapped
     if args[:1] == ["--url"] and len(args) > 1:
-        return _unwrap_url(entry, args)
+        return _unwrap_url(entry, args, client)
     raise ParameterError("its proxy arguments name neither -- COMMAND nor --url URL")
 
 
-def _unwrap_url(entry: Mapping[str, Any], args: list[str]) -> dict[str, Any]:
+def _unwrap_url(entry: Mapping[str, Any], args: list[str], client: str) -> dict[str, Any]:
     url, rest = args[1], args[2:]
     headers: dict[str, str] = {}
     sse = False
@@ -244,20 +275,20 @@ def _unwrap_url(entry: Mapping[str, Any], args: list[str]) -> dict[str, Any]:
         option, value, rest = rest[0], rest[1] if len(rest) > 1 else "", rest[2:]
         if option == "--header" and ":" in value:
             name, _, header = value.partition(":")
-            headers[name.strip()] = header.strip()
+            headers[name.strip()] = client_header(header.strip(), client)
         elif option == "--transport":
             sse = value == "sse"
         else:
             raise ParameterError(f"its proxy arguments hold {option!r}, which unwrap does not know")
+    url_key = {"windsurf": "serverUrl", "gemini": "url" if sse else "httpUrl"}.get(client, "url")
     unwrapped: dict[str, Any] = {}
     for key, value in entry.items():
         if key == "type":
             unwrapped["type"] = "sse" if sse else "http"
         elif key == "command":
-            unwrapped["url"] = url
-            if headers:
-                unwrapped["headers"] = headers
-        elif key != "args":
+            unwrapped[url_key] = url
+            unwrapped.update(codex_headers(headers) if client == "codex" else {"headers": headers} if headers else {})
+        elif key not in ("args", "env_vars"):
             unwrapped[key] = value
     return unwrapped
 
@@ -273,34 +304,64 @@ def unwrap_text(text: str, *, source: str, names: Iterable[str] = ()) -> Rewrite
 
 
 def _rewrite(text: str, source: str, names: Iterable[str], proxy_command: str | None) -> Rewrite:
+    if source.lower().endswith(".toml"):
+        return _rewrite_toml(text, source, names, proxy_command)
     section, entries = _servers(text, source)
-    wanted = set(names)
-    unknown = sorted(wanted - {name for name, *_ in entries})
-    if unknown:
-        known = ", ".join(name for name, *_ in entries) or "none"
-        raise ParameterError(f"{source} has no server named {', '.join(unknown)} (its servers: {known})")
+    client = client_of(source, section, [entry for _, entry, *_ in entries])
+    wanted = _wanted(names, [name for name, *_ in entries], source)
     rewrite = Rewrite(text, section)
     for name, entry, start, end in reversed(entries):  # from the end, so earlier offsets stay right
         if wanted and name not in wanted:
             continue
-        change, new = _one(name, entry, proxy_command)
+        change, new = _one(name, entry, proxy_command, client)
         rewrite.changes.insert(0, change)
         if new is not None:
             rewrite.text = rewrite.text[:start] + _dump(new, text, start) + rewrite.text[end:]
     return rewrite
 
 
-def _one(name: str, entry: Any, proxy_command: str | None) -> tuple[Change, dict[str, Any] | None]:
+def _wanted(names: Iterable[str], known: list[str], source: str) -> set[str]:
+    wanted = set(names)
+    unknown = sorted(wanted - set(known))
+    if unknown:
+        raise ParameterError(
+            f"{source} has no server named {', '.join(unknown)} (its servers: {', '.join(known) or 'none'})"
+        )
+    return wanted
+
+
+def _rewrite_toml(text: str, source: str, names: Iterable[str], proxy_command: str | None) -> Rewrite:
+    """Codex's config.toml: the same changes, written by tomlkit (comments and formatting kept)."""
+    from pflow_structure.cli.toml_configs import SECTION, replace_servers, toml_servers
+
+    entries = toml_servers(text, source)
+    wanted = _wanted(names, [name for name, _ in entries], source)
+    rewrite, new_entries = Rewrite(text, SECTION), {}
+    for name, entry in entries:
+        if wanted and name not in wanted:
+            continue
+        change, new = _one(name, entry, proxy_command, "codex")
+        rewrite.changes.append(change)
+        if new is not None:
+            new_entries[name] = new
+    if new_entries:
+        rewrite.text = replace_servers(text, source, new_entries)
+    return rewrite
+
+
+def _one(name: str, entry: Any, proxy_command: str | None, client: str) -> tuple[Change, dict[str, Any] | None]:
     if not isinstance(entry, dict):
         return Change(name, "skipped", "its entry is not an object"), None
     try:
         if proxy_command is None:
             if not is_wrapped(entry):
                 return Change(name, "not wrapped"), None
-            return Change(name, "unwrapped"), unwrap_entry(entry)
+            return Change(name, "unwrapped"), unwrap_entry(entry, client)
         if is_wrapped(entry):
             return Change(name, "already wrapped"), None
-        return Change(name, "wrapped"), wrap_entry(entry, proxy_command)
+        notes: list[str] = []
+        wrapped = wrap_entry(entry, proxy_command, client, notes)
+        return Change(name, "wrapped", "; ".join(notes)), wrapped
     except ParameterError as exc:
         return Change(name, "skipped", str(exc)), None
 

@@ -38,10 +38,12 @@ _DRY_RUN = click.option("--dry-run", is_flag=True, help="Print the change as a d
 def wrap(config: Path, servers: Sequence[str], dry_run: bool, proxy_command: str | None) -> None:
     """Put every MCP server of a client configuration behind the proxy.
 
-    CONFIG is Claude Desktop's claude_desktop_config.json, Claude Code's .mcp.json or Cursor's
-    mcp.json ("mcpServers"), or VS Code's mcp.json ("servers"). A stdio entry becomes
+    CONFIG is Claude Desktop's claude_desktop_config.json, Claude Code's .mcp.json, Cursor's
+    mcp.json, Windsurf's mcp_config.json or Gemini CLI's settings.json ("mcpServers"), VS Code's
+    mcp.json ("servers"), or Codex's config.toml ([mcp_servers.NAME]). A stdio entry becomes
     `pflow-structure proxy -- COMMAND ARGS` (its env kept); a URL entry becomes `proxy --url URL`
-    with its headers as --header options (a ${VAR} stays a reference). Entries already behind the
+    with its headers as --header options (the client's ${env:VAR}, $VAR, ... as ${VAR}, which the
+    proxy reads from its environment). Entries already behind the
     proxy and every other key are left as they are. The original is kept beside CONFIG as
     CONFIG.pflow-structure-HASH.bak; `pflow-structure unwrap CONFIG` gives it back byte for byte.
 
