@@ -196,6 +196,8 @@ class Settings:
         unknown = set(changes) - set(fields)
         if unknown:
             raise TypeError(f"Settings has no field {sorted(unknown)[0]!r}")
+        if "answer_budget" in changes:  # chosen by the caller, unless it says otherwise
+            changes.setdefault("answer_budget_set", True)
         return Settings(**{**fields, **changes})
 
     def __eq__(self, other: object) -> bool:

@@ -44,16 +44,17 @@ def as_client(name: str, command: list[str], work: Any) -> Any:
 
 async def pages(client: Any) -> tuple[list[dict[str, Any]], list[str], dict[str, Any]]:
     """``read_fields(result)`` of the cached issues, then each call its ``_more`` names (``next``, then
-    ``then``): (answers, their texts, the ``_meta`` read_fields is listed with)."""
+    ``then``): (those answers, every answer's text with the cached one first, read_fields' listed ``_meta``)."""
     listed = {tool.name: plain(tool) for tool in (await client.list_tools()).tools}
-    execution_id = cached_id(plain(await client.call_tool("read_text_file", {"path": ISSUES})))
-    calls = [{"execution_id": execution_id, "field_paths": ["result"]}]
-    answer_texts = [texts(plain(await client.call_tool("read_fields", calls[0])))[0]]
+    cached = plain(await client.call_tool("read_text_file", {"path": ISSUES}))
+    first = {"execution_id": cached_id(cached), "field_paths": ["result"]}
+    answer_texts = [texts(plain(await client.call_tool("read_fields", first)))[0]]
     more = json.loads(answer_texts[0])["_more"]["result"]
     for arguments in (more["next"], more.get("then")):
         if arguments is not None:
             answer_texts.append(texts(plain(await client.call_tool("read_fields", arguments)))[0])
-    return [json.loads(text) for text in answer_texts], answer_texts, listed["read_fields"].get("_meta", {})
+    answers = [json.loads(text) for text in answer_texts]
+    return answers, [texts(cached)[0], *answer_texts], listed["read_fields"].get("_meta", {})
 
 
 def filesystem() -> list[str]:
@@ -72,8 +73,8 @@ def assert_pages_on(answers: list[dict[str, Any]]) -> None:
 
 def test_a_codex_session_answers_within_10_000_bytes_and_256_lines_and_pages_on() -> None:
     answers, answer_texts, meta = as_client("codex-mcp-client", filesystem(), pages)
-    assert [len(text.encode("utf-8")) <= 10_000 for text in answer_texts] == [True, True, True]
-    assert [text.count("\n") + 1 <= 256 for text in answer_texts] == [True, True, True]
+    assert [len(text.encode("utf-8")) <= 10_000 for text in answer_texts] == [True] * 4  # the cached one too
+    assert [text.count("\n") + 1 <= 256 for text in answer_texts] == [True] * 4
     first, item, rest = answers
     execution_id = first["_more"]["result"]["next"]["execution_id"]
     # Issue 0 alone is 19,514 bytes: the page names it by its path, then the list after it.
@@ -92,28 +93,31 @@ def test_a_codex_session_answers_within_10_000_bytes_and_256_lines_and_pages_on(
 def test_a_claude_code_session_answers_within_8_000_tokens_and_50_000_bytes_and_pages_on() -> None:
     answers, answer_texts, meta = as_client("claude-code", filesystem(), pages)
     sizes = [(count_tokens(text), len(text.encode("utf-8"))) for text in answer_texts]
-    assert [tokens <= 8000 and size <= 50_000 for tokens, size in sizes] == [True, True]
-    assert [size > 10_000 for _, size in sizes] == [True, True]  # not Codex's budget
+    assert [tokens <= 8000 and size <= 50_000 for tokens, size in sizes] == [True] * 3
+    assert [size > 10_000 for _, size in sizes[1:]] == [True, True]  # not Codex's budget
     assert_pages_on(answers)
     assert meta == {RESULT_SIZE_META: 50_000}
 
 
 def test_an_unknown_client_gets_8_000_tokens() -> None:
     answers, answer_texts, _ = as_client("some-agent", filesystem(), pages)
-    assert [7000 < count_tokens(text) <= 8000 for text in answer_texts] == [True, True]
+    assert [7000 < count_tokens(text) <= 8000 for text in answer_texts[1:]] == [True, True]
+    assert count_tokens(answer_texts[0]) <= 8000
     assert_pages_on(answers)
 
 
-def test_a_codex_session_of_serve_reads_within_10_000_bytes() -> None:
+def test_a_codex_session_of_serve_reads_within_10_000_bytes_and_declares_the_size() -> None:
     import sys
 
-    async def work(client: Any) -> str:
+    async def work(client: Any) -> tuple[str, Any]:
+        listed = {tool.name: plain(tool) for tool in (await client.list_tools()).tools}
         ran = plain(await client.call_tool("registry_run", {"node_type": "read-json", "parameters": {"path": ISSUES}}))
         arguments = {"execution_id": ran["structuredContent"]["execution_id"], "field_paths": ["result"]}
-        return texts(plain(await client.call_tool("read_fields", arguments)))[0]
+        return texts(plain(await client.call_tool("read_fields", arguments)))[0], listed["read_fields"].get("_meta")
 
-    text = as_client("codex-mcp-client", [sys.executable, "-m", "pflow_structure", "serve"], work)
+    text, meta = as_client("codex-mcp-client", [sys.executable, "-m", "pflow_structure", "serve"], work)
     assert len(text.encode("utf-8")) <= 10_000
+    assert meta == {RESULT_SIZE_META: 50_000}
     more = json.loads(text)["_more"]["result"]
     assert (more["shown"], more["then"]["offset"]) == ("item 0 of 100 alone is larger than this answer's share", 1)
 
@@ -128,6 +132,11 @@ def test_an_unknown_client_keeps_the_settings_as_they_are() -> None:
     settings = Settings()
     assert session_settings(settings, {"name": "some-agent"}) is settings
     assert session_settings(settings, None) is settings
+
+
+def test_a_budget_the_caller_chose_wins_over_the_clients_row() -> None:
+    session = session_settings(Settings().replace(answer_budget=8000), {"name": "codex-mcp-client"})
+    assert (session.answer_budget, session.answer_max_bytes) == (8000, None)
 
 
 def test_a_budget_set_in_the_environment_wins_over_the_clients_row() -> None:

@@ -88,7 +88,8 @@ def session_settings(settings: Settings, client_info: Any) -> Settings:
     row = client_budget(client_name(client_info))
     if settings.answer_budget_set or row is OTHER_CLIENTS:
         return settings
-    return settings.replace(answer_budget=row.tokens, answer_max_bytes=row.max_bytes, answer_max_lines=row.max_lines)
+    limits = {"answer_max_bytes": row.max_bytes, "answer_max_lines": row.max_lines, "answer_budget_set": False}
+    return settings.replace(answer_budget=row.tokens, **limits)
 
 
 def declared_size(settings: Settings) -> dict[str, Any]:
