@@ -174,3 +174,12 @@ def test_a_windsurf_env_header_reaches_the_upstream_with_the_variables_value(tmp
         names = in_session([wrapped["command"], *wrapped["args"]], work, env={"UPSTREAM_TOKEN": TOKEN})
     assert wrapped["args"][-1] == "Authorization: Bearer ${UPSTREAM_TOKEN}"
     assert names[:2] == ["registry_run", "read_fields"]
+
+
+def test_oauth_settings_are_said_not_to_carry_over() -> None:
+    text = '[mcp_servers.linear]\nurl = "https://mcp.linear.app/mcp"\nscopes = ["read"]\n'
+    rewrite = wrap_text(text, source="config.toml", proxy_command=PROXY)
+    assert (
+        rewrite.changes[0].reason == "its OAuth settings stay for codex: the proxy signs in with none, only the headers"
+    )
+    assert dict(toml_servers(rewrite.text, "config.toml"))["linear"]["scopes"] == ["read"]

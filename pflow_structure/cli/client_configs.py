@@ -236,6 +236,8 @@ def _wrap_url(
     variable = REFERENCE.search(url)
     if variable and client not in ("claude-code", "codex"):  # the proxy reads no variable in a URL
         notes.append(f"the URL's {variable.group(0)} is left for {client} to fill in")
+    if any(key in entry for key in ("oauth", "scopes", "oauth_resource")):
+        notes.append(f"its OAuth settings stay for {client}: the proxy signs in with none, only the headers")
     args = ["proxy", "--url", url]
     sse = entry.get("type") == "sse" or entry.get("transport") == "sse"
     if sse or (client == "gemini" and url_key == "url"):  # Gemini CLI's url is an SSE endpoint
