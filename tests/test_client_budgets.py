@@ -160,3 +160,15 @@ def test_a_limited_counter_counts_the_largest_of_tokens_bytes_and_lines() -> Non
 def test_a_limited_answer_dict_fits_the_bytes() -> None:
     text = format_json({"a": "é" * 10}, compact=True)
     assert limited_counter(count_tokens, 100, 10, None)(text) == -(-len(text.encode("utf-8")) * 100 // 10)
+
+
+def test_a_small_result_with_more_lines_than_codex_keeps_is_cached_not_shown() -> None:
+    from pflow_structure.mcp.proxy.shaping import shape_and_store
+
+    lines = "\n".join(f"[FILE] f{index}.txt" for index in range(300))  # 300 lines, 4,689 bytes
+    assert count_tokens(lines) == 2099  # under the inline threshold of 4,000 tokens
+    result = {"content": [{"type": "text", "text": lines}], "isError": False}
+    codex = session_settings(Settings.from_env(), {"name": "codex-mcp-client"})
+    shown = shape_and_store("list", {}, result, settings=Settings.from_env(), budget=4000, read_tool="read_fields")
+    cut = shape_and_store("list", {}, result, settings=codex, budget=4000, read_tool="read_fields")
+    assert (shown.kind, cut.kind) == ("passed", "cached")
