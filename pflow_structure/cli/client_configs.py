@@ -174,6 +174,11 @@ def _servers(text: str, source: str) -> tuple[str, list[tuple[str, Any, int, int
     )
 
 
+def server_entries(text: str, *, source: str) -> dict[str, Any]:
+    """Every server entry of a configuration, by name (what ``proxy --config`` serves as a gateway)."""
+    return {name: value for name, value, _start, _end in _servers(text, source)[1]}
+
+
 def _top_end(scanner: _Scanner) -> int:
     end = _matching_end(scanner.text, scanner.skip(0))
     return end if end is not None else len(scanner.text)
