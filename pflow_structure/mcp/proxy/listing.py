@@ -65,6 +65,7 @@ class Listing:
     async def choose_names(self) -> list[dict[str, Any]]:
         """``read_fields`` (and our other tools), or ``pflow_structure_read_fields`` when the server has
         a tool of that name; decided over every page of its tool list, when first needed. Returns the pages."""
+        await self.downstream.session()  # a list change said while a gateway is still starting waits for it
         async with self.listing_lock:
             if self.names_known:
                 return []
@@ -82,7 +83,6 @@ class Listing:
 
     async def tool_catalog(self) -> list[dict[str, Any]]:
         """Every tool of the server, listed again after it said its list changed."""
-        await self.downstream.session()
         if self.catalog is None:
             self.names_known = False
             await self.choose_names()
