@@ -61,7 +61,7 @@ async def measure(label: str, command: list[str], first_call: tuple[str, dict[st
 
     direct = await session_work(command, listing)
     reference = tokens({"tools": direct})
-    rows = [f"| {label} | direct | {len(direct)} | {reference:,} | 1.00 | |"]
+    rows = [f"| {label} | direct | {len(direct)} | {reference:,} | 1.00 | {reference:,} | |"]
     for mode in MODES:
         proxy = [sys.executable, "-m", "pflow_structure", "proxy", "--tools", mode, "--", *command]
 
@@ -73,16 +73,19 @@ async def measure(label: str, command: list[str], first_call: tuple[str, dict[st
         tools, called = await session_work(proxy, work)
         total = tokens({"tools": tools})
         upstream = [tool for tool in tools if tool["name"] not in OUR_TOOLS]
+        ours = total - tokens({"tools": upstream})
         note = ""
         if mode == "light":
-            ours = total - tokens({"tools": upstream})
             worst = max(tokens(tool) for tool in upstream)
             ok = "succeeded" if not called.get("isError") else "failed"
             note = (
                 f"our 4 tools {ours:,}; {(total - ours) / len(upstream):.1f} a tool, at most {worst}; "
                 f"first call `{first_call[0]}` without a describe: {ok}"
             )
-        rows.append(f"| {label} | proxy --tools {mode} | {len(tools)} | {total:,} | {total / reference:.2f} | {note} |")
+        rows.append(
+            f"| {label} | proxy --tools {mode} | {len(tools)} | {total:,} | {total / reference:.2f} "
+            f"| {total - ours:,} ({(total - ours) / reference:.2f}) | {note} |"
+        )
     return rows
 
 
@@ -103,8 +106,10 @@ async def main() -> None:
         os.environ.setdefault("PFLOW_STRUCTURE_CACHE_DIR", str(Path(folder) / "cache"))
         filesystem = [npm_bin("mcp-server-filesystem"), folder]
         everything = [npm_bin("mcp-server-everything")]
-        print("| server | tools/list through | tools | o200k tokens | vs direct | light list |")
-        print("|---|---|---:|---:|---:|---|")
+        print(
+            "| server | tools/list through | tools | o200k tokens | vs direct | the server's tools alone | light list |"
+        )
+        print("|---|---|---:|---:|---:|---:|---|")
         read = ("read_text_file", {"path": str(Path(folder) / "notes.txt")})
         for row in await measure("server-filesystem", filesystem, read):
             print(row)

@@ -111,7 +111,7 @@ def test_a_light_entry_fits_its_token_limit_and_keeps_the_first_words() -> None:
     entry = light_tool(tool)
     assert entry == {
         "name": "read_text_file",
-        "description": "Read complete contents",
+        "description": "Read complete",
         "inputSchema": {"type": "object"},
     }
     assert count_tokens(json.dumps(entry, separators=(",", ":"))) <= LIGHT_TOKENS

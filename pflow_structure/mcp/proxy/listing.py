@@ -97,9 +97,12 @@ class Listing:
 
     async def discover(self, name: str, arguments: dict[str, Any]) -> dict[str, Any]:
         """The result of ``search_tools`` or ``describe_tools`` (``name``, as listed)."""
-        from pflow_structure.mcp.proxy.toollist import describe_answer, search_answer
+        from pflow_structure.mcp.proxy.toollist import describe_answer, our_tools, search_answer
 
         catalog = await self.tool_catalog()
         if name == self.search_tool:
             return search_answer(catalog, arguments, self.describe_tool)
-        return describe_answer([proxied_tool(tool) for tool in catalog], arguments.get("names"), self.search_tool)
+        ours = [*self.ours(), *our_tools(self.describe_tool, self.search_tool)]
+        return describe_answer(
+            [*(proxied_tool(tool) for tool in catalog), *ours], arguments.get("names"), self.search_tool
+        )

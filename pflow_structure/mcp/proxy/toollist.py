@@ -5,12 +5,13 @@ issue 39). ``--tools compact`` keeps every tool's whole interface in fewer token
 (:func:`compact_tool`: each description cut to its first sentence, ``$schema``, titles, defaults,
 examples and ``additionalProperties: false`` left out; never a property, a ``required`` entry, a type
 or an ``enum``). ``--tools light`` lists each tool by its name and a few words in at most
-:data:`LIGHT_TOKENS` o200k tokens (:func:`light_tool`, its input schema an open object), the two
-phases our own ``list_nodes``/``describe_nodes`` follow. In both, ``describe_tools`` answers the full
-definitions of the named tools and ``search_tools`` ranks the tools for a few words with the word
-matching of ``want`` (:mod:`pflow_structure.filtering.want`: stems, one root, everyday meanings, each
-word weighted by how few tools it finds). A call never needs a describe first: the proxy forwards
-it, and the server's own error says what is wrong with its arguments.
+:data:`LIGHT_TOKENS` o200k tokens, 20 with the comma between two (:func:`light_tool`, its input schema an
+open object), the two phases our own ``list_nodes``/``describe_nodes`` follow. In both,
+``describe_tools`` answers the full definitions of the named tools and ``search_tools`` ranks the
+tools for a few words with the word matching of ``want`` (:mod:`pflow_structure.filtering.want`:
+stems, one root, everyday meanings, each word weighted by how few tools it finds). A call never
+needs a describe first: the proxy forwards it, and the server's own error says what is wrong with its
+arguments.
 
 Plain functions on plain dicts: no SDK types here.
 """
@@ -28,7 +29,7 @@ TOOL_MODES = ("full", "compact", "light")
 DESCRIBE_TOOL = "describe_tools"
 SEARCH_TOOL = "search_tools"
 WHOLE = "pflow-structure/whole"  # a tool's _meta key: listed whole in every mode (a gateway's not_started)
-LIGHT_TOKENS = 20  # most o200k tokens of one tool in the light list, its JSON punctuation included
+LIGHT_TOKENS = 19  # most o200k tokens of one tool in the light list: 20 with the comma between tools
 SEARCH_LIMIT = 5
 DEPRECATED = re.compile(r"\bdeprecated\b", re.IGNORECASE)
 
@@ -65,12 +66,13 @@ def first_sentence(text: str) -> str:
     return " ".join(_SENTENCE_END.split(text.strip(), maxsplit=1)[0].split())
 
 
-def compact_schema(schema: Any) -> Any:
+def compact_schema(schema: Any, *, descriptions: bool = True) -> Any:
     """``schema`` in fewer tokens, its meaning for a caller kept: descriptions cut to their first
-    sentence; ``$schema``, ``title``, ``default``, ``examples`` and ``additionalProperties: false``
-    left out; property names, ``required``, types and ``enum`` kept exactly."""
+    sentence (or left out, ``descriptions=False``); ``$schema``, ``title``, ``default``, ``examples``
+    and ``additionalProperties: false`` left out; property names, ``required``, types and ``enum``
+    kept exactly."""
     if isinstance(schema, list):
-        return [compact_schema(item) for item in schema]
+        return [compact_schema(item, descriptions=descriptions) for item in schema]
     if not isinstance(schema, Mapping):
         return schema
     compacted: dict[str, Any] = {}
@@ -78,24 +80,25 @@ def compact_schema(schema: Any) -> Any:
         if key in _DROPPED or (key == "additionalProperties" and value is False):
             continue
         if key == "description" and isinstance(value, str):
-            value = first_sentence(value)
+            value = first_sentence(value) if descriptions else ""
             if not value:
                 continue
         elif key in _NAMED and isinstance(value, Mapping):
-            value = {name: compact_schema(child) for name, child in value.items()}
+            value = {name: compact_schema(child, descriptions=descriptions) for name, child in value.items()}
         elif key not in _KEPT:
-            value = compact_schema(value)
+            value = compact_schema(value, descriptions=descriptions)
         compacted[key] = value
     return compacted
 
 
-def compact_tool(tool: Mapping[str, Any]) -> dict[str, Any]:
-    """``tool`` with its description cut to the first sentence and its input schema compacted."""
+def compact_tool(tool: Mapping[str, Any], *, descriptions: bool = True) -> dict[str, Any]:
+    """``tool`` with its description cut to the first sentence and its input schema compacted (without
+    the arguments' descriptions when ``descriptions`` is False)."""
     compacted = {key: value for key, value in tool.items() if key not in ("outputSchema", "title")}
     if isinstance(tool.get("description"), str):
         compacted["description"] = first_sentence(tool["description"])
     if "inputSchema" in tool:
-        compacted["inputSchema"] = compact_schema(tool["inputSchema"])
+        compacted["inputSchema"] = compact_schema(tool["inputSchema"], descriptions=descriptions)
     return compacted
 
 
@@ -131,7 +134,9 @@ def listed_tools(
     mode: str, tools: Sequence[Mapping[str, Any]], ours: Sequence[Mapping[str, Any]], discovery: Sequence[Any]
 ) -> list[dict[str, Any]]:
     """The tool list for ``mode``: the server's ``tools`` (as ``full`` lists them), then ``ours``
-    (read_fields, edit_fields), then, when not full, the ``discovery`` tools (describe, search)."""
+    (read_fields, edit_fields), then, when not full, the ``discovery`` tools (describe, search), ours
+    compacted (in the light list without their arguments' descriptions: a cached answer shows the
+    exact read_fields call, and describe_tools gives ours in full too)."""
     if mode == "full":
         return [dict(tool) for tool in [*tools, *ours]]
     shown = [
@@ -142,7 +147,7 @@ def listed_tools(
         else compact_tool(tool)
         for tool in tools
     ]
-    return [*shown, *(compact_tool(tool) for tool in ours), *(dict(tool) for tool in discovery)]
+    return [*shown, *(compact_tool(tool, descriptions=mode != "light") for tool in [*ours, *discovery])]
 
 
 # -- search and describe --------------------------------------------------------------------------
