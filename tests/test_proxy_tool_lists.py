@@ -150,7 +150,9 @@ def test_describe_tools_gives_the_full_definition_and_an_unknown_name_its_near_t
     }
 
 
-def test_search_and_the_light_list_follow_a_list_change() -> None:
+@pytest.mark.parametrize("prefix", ["", "one."], ids=["one server", "a gateway"])
+def test_search_and_the_light_list_follow_a_list_change(prefix: str) -> None:
+    upstream = Upstream(command=FAULTY) if not prefix else {"one": Upstream(command=FAULTY)}
     changed = anyio.Event()
 
     async def on_message(message: Any) -> None:
@@ -159,19 +161,19 @@ def test_search_and_the_light_list_follow_a_list_change() -> None:
 
     async def work(client: Any) -> Any:
         before = await client.call_tool("search_tools", {"query": "added while the session ran"})
-        await client.call_tool("add_tool", {})
+        await client.call_tool(f"{prefix}add_tool", {})
         with anyio.fail_after(30):
             await changed.wait()
         after = await client.call_tool("search_tools", {"query": "added while the session ran"})
         return plain(before), plain(after), [tool["name"] for tool in await listed(client)]
 
-    before, after, names = through_proxy(Upstream(command=FAULTY), "light", work, message_handler=on_message)
-    assert "added" not in [tool["name"] for tool in before["structuredContent"]["tools"]]
+    before, after, names = through_proxy(upstream, "light", work, message_handler=on_message)
+    assert f"{prefix}added" not in [tool["name"] for tool in before["structuredContent"]["tools"]]
     assert after["structuredContent"]["tools"][0] == {
-        "name": "added",
+        "name": f"{prefix}added",
         "description": "A tool add_tool added while the session ran.",
     }
-    assert names[: len(FAULTY_TOOLS) + 1] == [*FAULTY_TOOLS, "added"]
+    assert names[: len(FAULTY_TOOLS) + 1] == [*(prefix + name for name in FAULTY_TOOLS), f"{prefix}added"]
 
 
 # -- the gateway ------------------------------------------------------------------------------------

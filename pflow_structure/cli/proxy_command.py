@@ -95,7 +95,10 @@ def proxy(
     the values at those paths, the rest cached. read_fields answers stay under the answer
     budget, paging past it. If shaping a result fails, the original comes back and a
     line goes to the failure log (PFLOW_STRUCTURE_FAILURE_LOG, default
-    ~/.pflow/logs/pflow-structure-failures.jsonl). In an MCP client's configuration:
+    ~/.pflow/logs/pflow-structure-failures.jsonl). --tools compact or light shortens the tool
+    list (describe_tools and search_tools give the rest); --config CLIENT_CONFIG serves every
+    server of a client configuration behind one connection, each tool named SERVER.TOOL. In an
+    MCP client's configuration:
 
     \b
       {"command": "pflow-structure",
