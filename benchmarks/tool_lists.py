@@ -7,7 +7,9 @@ o200k_base tokens of the answer's ``{"tools": [...]}`` as compact JSON (the wire
 ``model_dump(by_alias=True, exclude_none=True, mode="json")``). Each ratio is against the direct
 list of the same run. For the light list: its most expensive upstream tool, and the first call of an
 upstream tool in that session, made without a describe first. Then ``search_tools`` for "read a
-file" on server-filesystem through the light list.
+file" on server-filesystem through the light list, and 16 requests in plain words over a gateway of
+server-filesystem, server-memory and server-everything (``proxy --config``), each with the tool a
+person would pick (written down before the ranking was tuned on them: these are not held out).
 
 Run: ``PFLOW_STRUCTURE_NPM_SERVERS=/path/to/npm-servers python benchmarks/tool_lists.py``
 (prints a markdown table).
@@ -100,6 +102,49 @@ async def search_row(command: list[str]) -> str:
     return f"search_tools 'read a file' on server-filesystem: {', '.join(names)}"
 
 
+QUERIES = (
+    ("read a file", "files.read_text_file"),
+    ("write a file", "files.write_file"),
+    ("list a directory", "files.list_directory"),
+    ("move or rename a file", "files.move_file"),
+    ("find files by name", "files.search_files"),
+    ("file size and modification time", "files.get_file_info"),
+    ("remember a fact about a person", "memory.create_entities"),
+    ("link two entities", "memory.create_relations"),
+    ("search the knowledge graph", "memory.search_nodes"),
+    ("forget an entity", "memory.delete_entities"),
+    ("add two numbers", "everything.get-sum"),
+    ("echo a message", "everything.echo"),
+    ("get an image", "everything.get-tiny-image"),
+    ("environment variables", "everything.get-env"),
+    ("long running task with progress", "everything.trigger-long-running-operation"),
+    ("compress a file", "everything.gzip-file-as-resource"),
+)
+
+
+async def gateway_search(folder: Path) -> list[str]:
+    """search_tools over a gateway of server-filesystem, server-memory and server-everything: for each
+    query, the top three and whether the expected tool is first."""
+    servers = {
+        "files": {"command": npm_bin("mcp-server-filesystem"), "args": [str(folder)]},
+        "memory": {"command": npm_bin("mcp-server-memory"), "env": {"MEMORY_FILE_PATH": str(folder / "m.jsonl")}},
+        "everything": {"command": npm_bin("mcp-server-everything")},
+    }
+    config = folder / "client.json"
+    config.write_text(json.dumps({"mcpServers": servers}), encoding="utf-8")
+    gateway = [sys.executable, "-m", "pflow_structure", "proxy", "--tools", "light", "--config", str(config)]
+
+    async def work(client: Any) -> list[str]:
+        rows = []
+        for query, expected in QUERIES:
+            found = plain(await client.call_tool("search_tools", {"query": query, "limit": 3}))
+            names = [tool["name"] for tool in found["structuredContent"]["tools"]]
+            rows.append(f"| {query} | {expected} | {', '.join(names)} | {'yes' if names[:1] == [expected] else 'no'} |")
+        return rows
+
+    return list(await session_work(gateway, work))
+
+
 async def main() -> None:
     with tempfile.TemporaryDirectory() as folder:
         (Path(folder) / "notes.txt").write_text("hello\n", encoding="utf-8")
@@ -117,6 +162,13 @@ async def main() -> None:
             print(row)
         print()
         print(await search_row(filesystem))
+        print()
+        print("| query (gateway, 36 tools) | expected first | search_tools top 3 | first |")
+        print("|---|---|---|---|")
+        rows = await gateway_search(Path(folder))
+        for row in rows:
+            print(row)
+        print(f"first right: {sum(row.endswith('| yes |') for row in rows)} of {len(rows)}")
 
 
 if __name__ == "__main__":

@@ -153,31 +153,75 @@ def listed_tools(
 # -- search and describe --------------------------------------------------------------------------
 
 
+# What a request for a tool says that ``want`` (made for questions about fields) leaves out or does not
+# link: the verbs it drops as question words, and everyday synonyms of actions (a synonym counts as
+# ``want``'s everyday meanings do).
+_VERBS = frozenset({"list", "get", "show", "find", "see", "give", "tell"})
+_ACTIONS: tuple[frozenset[str], ...] = tuple(
+    frozenset(group.split())
+    for group in (
+        "find search look locate query lookup match",
+        "delete remove forget erase drop destroy",
+        "create make new insert",
+        "link links relation relations relate connect connection",
+        "sum add total plus",
+        "move rename",
+        "compress zip gzip archive",
+        "image picture photo",
+        "write save store remember keep",
+        "read open load view",
+        "edit modify change update replace",
+        "run execute trigger start launch",
+    )
+)
+
+
+def _search_terms(query: str) -> list[tuple[str, frozenset[str]]]:
+    """Each word of ``query`` that can name a tool, stemmed, with the stems of its synonyms."""
+    from pflow_structure.filtering.want import STOPWORDS, stem, words
+
+    terms: dict[str, frozenset[str]] = {}
+    for word in words(query):
+        if word in STOPWORDS and word not in _VERBS:
+            continue
+        synonyms = frozenset(stem(other) for group in _ACTIONS if word in group for other in group if other != word)
+        terms[stem(word)] = synonyms - {stem(word)}
+    return list(terms.items())
+
+
+def _match(term: str, synonyms: frozenset[str], keys: tuple[str, ...]) -> float:
+    from pflow_structure.filtering.want import MEANING, term_matches
+
+    found = term_matches(term, keys)
+    return max(found, MEANING * max((term_matches(other, keys) for other in synonyms), default=0.0))
+
+
 def _words_of(tool: Mapping[str, Any]) -> tuple[str, ...]:
-    """What a tool is searched by, as ``want`` reads keys: the description's first sentence as a
-    container (half weight), the name as the field's own key."""
+    """What a tool is searched by, as ``want`` reads keys: its description (the first 600 characters:
+    metadata "with size and modified time" is often past the first sentence) as a container (half
+    weight), the name as the field's own key."""
     name = str(tool.get("name") or "")
-    return (first_sentence(str(tool.get("description") or "")), name.rsplit(".", 1)[-1])
+    return (str(tool.get("description") or "")[:600], name.rsplit(".", 1)[-1])
 
 
 def search_tools(tools: Sequence[Mapping[str, Any]], query: str, limit: int = SEARCH_LIMIT) -> list[dict[str, Any]]:
     """The tools that match ``query``, best first: ``[{"name", "description"}]`` (one line each)."""
-    from pflow_structure.filtering.want import MEANING, term_matches, want_terms, words
+    from pflow_structure.filtering.want import MEANING, term_matches, words
 
-    terms = want_terms(query)
-    matches = {term: [term_matches(term, _words_of(tool)) for tool in tools] for term in terms}
+    terms = _search_terms(query)
+    matches = [[_match(term, synonyms, _words_of(tool)) for tool in tools] for term, synonyms in terms]
     count = len(tools)
+    weights = []  # as want weighs its words: one that finds every tool tells less than one that finds a few
+    for found in matches:
+        hits = sum(1 for value in found if value >= MEANING)
+        weights.append(math.log(1 + count / hits) / math.log(1 + count) if hits and count > 1 else 1.0)
     scored = []
     for index, tool in enumerate(tools):
-        score = 0.0
-        for found in matches.values():
-            hits = sum(1 for value in found if value >= MEANING)
-            weight = math.log(1 + count / hits) / math.log(1 + count) if hits and count > 1 else 1.0
-            score += weight * found[index]
+        score = sum(weight * found[index] for weight, found in zip(weights, matches, strict=True))
         if score <= 0:
             continue
         name_words = words(str(tool.get("name") or "").rsplit(".", 1)[-1]) or [""]
-        covered = sum(1 for word in name_words if any(term_matches(t, (word,)) for t in terms)) / len(name_words)
+        covered = sum(1 for word in name_words if any(term_matches(t, (word,)) for t, _ in terms)) / len(name_words)
         stale = bool(DEPRECATED.search(str(tool.get("description") or "")))
         scored.append(((-score, stale, -covered, index), tool))
     scored.sort(key=lambda pair: pair[0])
