@@ -20,7 +20,7 @@ import anyio
 import pytest
 
 from pflow_structure.mcp.proxy.remote import Upstream
-from pflow_structure.mcp.proxy.toollist import LIGHT_TOKENS, compact_schema, first_sentence, light_tool
+from pflow_structure.mcp.proxy.toollist import LIGHT_TOKENS, compact_schema, first_sentence, light_tool, search_tools
 from pflow_structure.render.tokens import count_tokens
 from tests.conftest import REPO
 from tests.structure_text import cached_id
@@ -115,6 +115,31 @@ def test_a_light_entry_fits_its_token_limit_and_keeps_the_first_words() -> None:
         "inputSchema": {"type": "object"},
     }
     assert count_tokens(json.dumps(entry, separators=(",", ":"))) <= LIGHT_TOKENS
+
+
+SOME_TOOLS = [  # descriptions as server-filesystem and server-memory give them
+    {"name": name, "description": description}
+    for name, description in {
+        "files.read_file": "Read the complete contents of a file as text. DEPRECATED: Use read_text_file instead.",
+        "files.read_text_file": "Read the complete contents of a file from the file system as text.",
+        "files.list_directory": "Get a detailed listing of all files and directories in a specified path.",
+        "files.create_directory": "Create a new directory or ensure a directory exists.",
+        "memory.create_entities": "Create multiple new entities in the knowledge graph",
+        "memory.delete_entities": "Delete multiple entities and their associated relations from the knowledge graph",
+    }.items()
+]
+
+
+@pytest.mark.parametrize(
+    ("query", "first"),
+    [
+        ("read a file", "files.read_text_file"),  # read_file ties on words, and says it is deprecated
+        ("list a directory", "files.list_directory"),  # "list" is a question word to want, a verb here
+        ("forget an entity", "memory.delete_entities"),  # forget and delete: one action
+    ],
+)
+def test_search_ranks_the_tool_a_person_would_pick_first(query: str, first: str) -> None:
+    assert search_tools(SOME_TOOLS, query)[0]["name"] == first
 
 
 # -- one server behind the proxy ----------------------------------------------------------------------

@@ -9,7 +9,8 @@ or an ``enum``). ``--tools light`` lists each tool by its name and a few words i
 open object), the two phases our own ``list_nodes``/``describe_nodes`` follow. In both,
 ``describe_tools`` answers the full definitions of the named tools and ``search_tools`` ranks the
 tools for a few words with the word matching of ``want`` (:mod:`pflow_structure.filtering.want`:
-stems, one root, everyday meanings, each word weighted by how few tools it finds). A call never
+stems, one root, everyday meanings, each word weighted by how few tools it finds), plus the verbs
+``want`` drops and a few groups of action synonyms (:data:`_ACTIONS`). A call never
 needs a describe first: the proxy forwards it, and the server's own error says what is wrong with its
 arguments.
 
