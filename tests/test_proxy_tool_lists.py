@@ -35,9 +35,13 @@ TIMEOUT = 120
 
 
 def through_proxy(
-    upstream: Upstream | dict[str, Upstream], tools: str, work: Callable[[Any], Awaitable[Any]], **session: Any
+    upstream: Upstream | dict[str, Upstream],
+    tools: str,
+    work: Callable[[Any], Awaitable[Any]],
+    separator: str = ".",
+    **session: Any,
 ) -> Any:
-    """``work(client)`` with a ClientSession on an in-process proxy (``--tools tools``)."""
+    """``work(client)`` with a ClientSession on an in-process proxy (``--tools tools``, ``--separator``)."""
     from mcp import ClientSession
 
     from pflow_structure.mcp.proxy import run as proxy_run
@@ -48,7 +52,10 @@ def through_proxy(
         to_client = anyio.create_memory_object_stream[Any](16)
         streams = (to_server[1], to_client[0])
         async with anyio.create_task_group() as group:
-            group.start_soon(lambda: proxy_run.serve(upstream, Settings.from_env(), streams=streams, tools=tools))
+            serve = proxy_run.serve
+            group.start_soon(
+                lambda: serve(upstream, Settings.from_env(), streams=streams, tools=tools, separator=separator)
+            )
             async with ClientSession(to_client[1], to_server[0], **session) as client:
                 await client.initialize()
                 result = await work(client)
@@ -219,6 +226,18 @@ def test_a_gateway_namespaces_clashing_names_and_each_call_reaches_its_own_serve
         "read_fields", "edit_fields", "describe_tools", "search_tools",
     ]  # fmt: skip
     assert pids[0] != pids[1] and all(pid.isdigit() for pid in pids)
+
+
+def test_with_an_underscore_separator_a_call_goes_to_the_longest_namespace_it_starts_with() -> None:
+    servers = {"my": Upstream(command=FAULTY), "my_files": Upstream(command=FAULTY)}
+
+    async def work(client: Any) -> Any:
+        names = [tool["name"] for tool in await listed(client)]
+        return names, [text(await client.call_tool(name, {})) for name in ("my_pid", "my_files_pid", "my_files_pid")]
+
+    names, pids = through_proxy(servers, "light", work, separator="_")
+    assert names[: len(FAULTY_TOOLS) + 1] == [*(f"my_{name}" for name in FAULTY_TOOLS), "my_files_small"]
+    assert pids[0] != pids[1] and pids[1] == pids[2]
 
 
 def test_a_server_that_cannot_start_is_listed_in_its_tools_place_and_the_others_serve(tmp_path: Path) -> None:

@@ -64,6 +64,14 @@ from pflow_structure.cli.common import CONTEXT_SETTINGS, fails_cleanly, main, se
     "describe_tools and search_tools  [default: full; compact with a client configuration].",
 )
 @click.option(
+    "--separator",
+    type=click.Choice([".", "__", "_", "-"]),
+    default=".",
+    show_default=True,
+    help="With a client configuration: what joins a server's name and its tool's (files.read_text_file); __ for "
+    "a client that takes only letters, digits, _ and - in tool names.",
+)
+@click.option(
     "--timeout",
     type=click.FloatRange(min=0.1),
     default=None,
@@ -83,6 +91,7 @@ def proxy(
     config_file: Path | None,
     timeout: float | None,
     tools_mode: str | None,
+    separator: str,
     command: Sequence[str],
 ) -> None:
     """Put any MCP server behind structure-first answers: a stdio COMMAND, or a remote --url.
@@ -117,7 +126,14 @@ def proxy(
     except ParameterError as exc:  # an unset ${VAR}, a bad --config: the client's initialize is told why
         refuse_and_leave(str(exc))
     tools = tools_mode or ("full" if isinstance(upstream, Upstream) else "compact")
-    run(upstream, lambda: settings_for(ctx), budget=budget, start_timeout=start_timeout, tools=tools)
+    run(
+        upstream,
+        lambda: settings_for(ctx),
+        budget=budget,
+        start_timeout=start_timeout,
+        tools=tools,
+        separator=separator,
+    )
 
 
 def _upstream(

@@ -69,9 +69,16 @@ class Gateway:
     """Many servers behind the interface of one :class:`Downstream` (what :class:`Proxy` uses of it)."""
 
     def __init__(
-        self, upstreams: Mapping[str, Upstream], group: Any, on_message: MessageHandler, *, start_timeout: float
+        self,
+        upstreams: Mapping[str, Upstream],
+        group: Any,
+        on_message: MessageHandler,
+        *,
+        start_timeout: float,
+        separator: str = ".",
     ) -> None:
         named = namespaces(list(upstreams))
+        self.separator = separator  # between a server's namespace and its tool's name
         self.on_message = on_message
         self.servers = {
             named[name]: Downstream(upstream, group, self._messages_of(named[name]), start_timeout=start_timeout)
@@ -128,7 +135,7 @@ class Gateway:
         lines = [f"One connection to {len(self.servers)} MCP servers: each tool's name starts with its server's "
                  "(server.tool)."]  # fmt: skip
         lines += [f"{name}: {result['instructions']}" for name, result in started if result.get("instructions")]
-        lines += [f"{namespace} did not start (see {namespace}.{NOT_STARTED})." for namespace in self.failures]
+        lines += [f"{name} did not start (see {name}{self.separator}{NOT_STARTED})." for name in self.failures]
         return {
             "protocolVersion": min(versions) if versions else wanted,
             "capabilities": {"tools": {"listChanged": True}},
@@ -180,7 +187,8 @@ class Gateway:
             if namespace in self.failures:
                 tools.append(self._not_started(namespace))
                 continue
-            tools += [{**tool, "name": f"{namespace}.{tool.get('name')}"} for tool in self.listed.get(namespace, [])]
+            prefix = namespace + self.separator
+            tools += [{**tool, "name": f"{prefix}{tool.get('name')}"} for tool in self.listed.get(namespace, [])]
         return tools
 
     async def _list(self, downstream: Downstream) -> list[dict[str, Any]]:
@@ -203,12 +211,17 @@ class Gateway:
         description = f"Server {namespace} did not start, so its tools are missing: {why} Call this to try again."
         from pflow_structure.mcp.proxy.toollist import WHOLE
 
-        tool = {"name": f"{namespace}.{NOT_STARTED}", "description": description, "inputSchema": {"type": "object"}}
+        name = f"{namespace}{self.separator}{NOT_STARTED}"
+        tool = {"name": name, "description": description, "inputSchema": {"type": "object"}}
         return {**tool, "_meta": {WHOLE: True}}
 
     async def _call(self, params: dict[str, Any], sent: Callable[[int, Session], None] | None) -> dict[str, Any]:
         name = str(params.get("name"))
-        namespace, _, tool = name.partition(".")
+        # the longest namespace the name starts with: with "_" as the separator, "my_files_x" is my_files's x
+        namespace = max(
+            (known for known in self.servers if name.startswith(known + self.separator)), key=len, default=""
+        )
+        tool = name[len(namespace) + len(self.separator) :] if namespace else ""
         downstream = self.servers.get(namespace)
         if downstream is None or not tool:
             from pflow_structure.mcp.proxy.toollist import near_names

@@ -84,13 +84,14 @@ class Proxy(Listing):
         budget: int = DEFAULT_BUDGET,
         start_timeout: float = DEFAULT_START_TIMEOUT,
         tools: str = "full",
+        separator: str = ".",
     ) -> None:
         self._settings = settings
         self.start_listing(tools)
         self.budget = budget
         self.group = group
         self.downstream: Any = (  # many servers (--config CLIENT_CONFIG) behind one: mcp/proxy/gateway.py
-            Gateway(upstream, group, self._from_downstream, start_timeout=start_timeout)
+            Gateway(upstream, group, self._from_downstream, start_timeout=start_timeout, separator=separator)
             if isinstance(upstream, dict)
             else Downstream(upstream, group, self._from_downstream, start_timeout=start_timeout)
         )

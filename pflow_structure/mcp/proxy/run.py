@@ -46,6 +46,7 @@ async def serve(
     ready: Any = None,
     process: Any = None,
     tools: str = "full",
+    separator: str = ".",
 ) -> None:
     """Run the proxy until the client leaves (stdio, or the given server-side ``streams``).
 
@@ -57,7 +58,9 @@ async def serve(
         raise ParameterError("no downstream command: put it after --, e.g. proxy -- npx -y some-mcp-server")
     failure: Exception | None = None
     async with anyio.create_task_group() as group:
-        proxy = Proxy(upstream, None, group, budget=budget, start_timeout=start_timeout, tools=tools)
+        proxy = Proxy(
+            upstream, None, group, budget=budget, start_timeout=start_timeout, tools=tools, separator=separator
+        )
         proxy.downstream.prestart(process)
         await anyio.sleep(0)  # the server starts now; the rest of the set-up runs meanwhile
         try:
@@ -125,6 +128,7 @@ def run(
     budget: int,
     start_timeout: float,
     tools: str = "full",
+    separator: str = ".",
 ) -> None:
     """Blocking entry point for the CLI: a stdio server is started first, before the event loop."""
     process = None
@@ -146,7 +150,15 @@ def run(
     failure: Exception | None = None
     try:
         anyio.run(
-            lambda: serve(upstream, settings, budget=budget, start_timeout=start_timeout, process=process, tools=tools)
+            lambda: serve(
+                upstream,
+                settings,
+                budget=budget,
+                start_timeout=start_timeout,
+                process=process,
+                tools=tools,
+                separator=separator,
+            )
         )
     except (DownstreamError, StructureError) as exc:  # a start-up failure, already answered to initialize
         failure = exc
