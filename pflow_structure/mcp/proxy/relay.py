@@ -2,13 +2,14 @@
 
 The proxy relays JSON-RPC messages between its client (on its own stdin/stdout) and the
 server behind it (:mod:`pflow_structure.mcp.proxy.downstream`: a command over stdio, or a URL over
-streamable HTTP or HTTP+SSE). It shapes three things and passes everything else on as it is,
-both ways:
+streamable HTTP or HTTP+SSE; or every server of a client configuration, :mod:`.gateway`). It shapes
+three things and passes everything else on as it is, both ways:
 
 - ``initialize``: the client's own parameters (capabilities included) go to the server, whose
   answer comes back with our name, instructions and the ``tools`` capability added;
 - ``tools/list``: the server's tools (declared output schemas removed: a structure answer would
-  not match them) plus ``read_fields`` and ``edit_fields``;
+  not match them) plus ``read_fields`` and ``edit_fields``, in full or, with ``--tools compact|light``,
+  shorter and with ``describe_tools`` and ``search_tools`` (:mod:`.listing`, :mod:`.toollist`);
 - ``tools/call``: each result goes through :func:`pflow_structure.mcp.proxy.shaping.shape_result`
   (small ones as they are or compact, large ones cached and answered with an execution id and
   their structure); ``read_fields`` and ``edit_fields`` are answered here, and ``${exec-ID:PATH}``
