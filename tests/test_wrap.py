@@ -86,6 +86,15 @@ def test_wrap_gateway_puts_every_server_behind_one_entry_and_unwrap_gives_the_or
     assert [path.name for path in config.parent.iterdir()] == [config.name]
 
 
+def test_unwrap_of_a_gateway_entry_changed_since_wrap_names_the_file_that_holds_the_servers(config: Path) -> None:
+    cli("wrap", str(config), "--command", PROXY, "--gateway")
+    config.write_text(config.read_text(encoding="utf-8") + "\n", encoding="utf-8")  # not as wrap left it
+    unwrapped = cli("unwrap", str(config))
+    servers_file = config.with_name(f"{config.name}.pflow-structure-gateway.json")
+    reason = f"it runs the gateway over the servers in {servers_file}: copy their entries back from there"
+    assert unwrapped.output.splitlines()[0] == f"  pflow-structure: skipped ({reason})"
+
+
 @pytest.mark.parametrize("config", FILES, indirect=True)
 def test_wrapping_twice_changes_nothing_the_second_time(config: Path) -> None:
     cli("wrap", str(config), "--command", PROXY)

@@ -238,6 +238,8 @@ def unwrap_entry(entry: Mapping[str, Any]) -> dict[str, Any]:
         return unwrapped
     if args[:1] == ["--url"] and len(args) > 1:
         return _unwrap_url(entry, args)
+    if args[:1] == ["--config"] and len(args) > 1:  # wrap --gateway's entry
+        raise ParameterError(f"it runs the gateway over the servers in {args[1]}: copy their entries back from there")
     raise ParameterError("its proxy arguments name neither -- COMMAND nor --url URL")
 
 

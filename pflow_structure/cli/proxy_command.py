@@ -187,6 +187,7 @@ def _gateway_upstreams(config_file: Path, timeout: float | None) -> dict[str, An
     """Every server of a client configuration (``mcpServers`` or ``servers``) by name, each as the
     proxy would reach it alone (an entry already behind the proxy unwrapped first); None for a file
     of another shape (a remote server's ``{"url": ...}``)."""
+    import contextlib
     import json
     import os
 
@@ -211,7 +212,9 @@ def _gateway_upstreams(config_file: Path, timeout: float | None) -> dict[str, An
             raise ParameterError(f"{where} is not an object")
         if entry.get("disabled") is True:  # Cline's and Roo's switch
             continue
-        entry = unwrap_entry(entry) if is_wrapped(entry) else entry
+        if is_wrapped(entry):  # run once, not through a proxy behind the proxy
+            with contextlib.suppress(ParameterError):  # proxy options unwrap does not know: run it as it is
+                entry = unwrap_entry(entry)
         seconds = timeout or DEFAULT_TIMEOUT
         if isinstance(entry.get("command"), str):
             args, env = entry.get("args") or [], entry.get("env") or {}
