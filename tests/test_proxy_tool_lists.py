@@ -256,6 +256,29 @@ def test_a_server_that_cannot_start_is_listed_in_its_tools_place_and_the_others_
     assert small["content"] == [{"type": "text", "text": '{"ok":true,"items":[1,2,3]}'}]
 
 
+def test_calling_not_started_starts_the_server_again_and_its_tools_are_listed(tmp_path: Path) -> None:
+    script = tmp_path / "later.py"  # absent at first: python exits at once
+    servers = {"later": Upstream(command=(sys.executable, str(script))), "good": Upstream(command=FAULTY)}
+    changed = anyio.Event()
+
+    async def on_message(message: Any) -> None:
+        if "ToolListChanged" in type(getattr(message, "root", message)).__name__:
+            changed.set()
+
+    async def work(client: Any) -> Any:
+        before = [tool["name"] for tool in await listed(client)]
+        script.write_bytes((REPO / "tests" / "servers" / "faulty_mcp_server.py").read_bytes())
+        started = text(await client.call_tool("later.not_started", {}))
+        with anyio.fail_after(30):
+            await changed.wait()
+        return before, started, [tool["name"] for tool in await listed(client)]
+
+    before, started, after = through_proxy(servers, "light", work, message_handler=on_message)
+    assert before[:2] == ["later.not_started", "good.small"]
+    assert started == "later started: list the tools again for its tools"
+    assert after[:2] == ["later.small", "later.big"]
+
+
 def test_a_reference_from_one_servers_result_goes_into_another_servers_tool() -> None:
     servers = {"records": Upstream(command=FAULTY), "echo": Upstream(command=ECHO)}
 
