@@ -54,7 +54,7 @@ def _expected_message(case: dict[str, Any]) -> str:
 def test_the_case_file_has_every_kind_of_case() -> None:
     kinds = {case.get("error", "result") for suite in SUITES for case in suite["cases"]}
     assert kinds == {"result", "not_found", "syntax"}
-    assert sum(len(suite["cases"]) for suite in SUITES) == 89
+    assert sum(len(suite["cases"]) for suite in SUITES) == 91
 
 
 @pytest.mark.parametrize(("given", "case"), _cases("result"))
