@@ -21,6 +21,7 @@ from pflow_structure.mcp.tools import (
     DELETE_DESCRIPTION,
     FIELDS_DESCRIPTION,
     MAX_TOKENS_DESCRIPTION,
+    NAMES_DESCRIPTION,
     OFFSET_DESCRIPTION,
     SET_DESCRIPTION,
     ReadPaging,
@@ -108,6 +109,7 @@ def build_server(settings: Settings | None = None, *, host: str = "127.0.0.1") -
         format: Annotated[ReadFormat, Field(description=READ_FORMAT_DESCRIPTION)] = "json",
         char_offset: Annotated[int, Field(description=CHAR_OFFSET_DESCRIPTION, ge=0)] = 0,
         max_tokens: Annotated[int | None, Field(description=MAX_TOKENS_DESCRIPTION, ge=1)] = None,
+        names: Annotated[Literal["template", "normalized"] | None, Field(description=NAMES_DESCRIPTION)] = None,
     ) -> CallToolResult:
         """Read the values at chosen paths of an execution: {path: value}; null where a path finds nothing,
         and _missing says why and what is near. An answer stays under a token budget: past it a list pages,
@@ -119,7 +121,7 @@ def build_server(settings: Settings | None = None, *, host: str = "127.0.0.1") -
         from pflow_structure.mcp.compat import to_dict
         from pflow_structure.service.usage import record_read
 
-        paging = ReadPaging(limit, offset, char_offset, max_tokens)
+        paging = ReadPaging(limit, offset, char_offset, max_tokens, names)
         if format != "json":
             answer: CallToolResult = await answer_read_text(execution_id, list(field_paths), format, paging, settings)
         else:

@@ -39,6 +39,7 @@ class Paging(NamedTuple):
     offset: int = 0
     limit: int | None = None
     char_offset: int = 0
+    names: str | None = None  # the next page answers in the same form
 
 
 class Fitted(NamedTuple):
@@ -128,6 +129,8 @@ class _Cutter:
     def call(self, paths: list[str], **paging: int | None) -> dict[str, Any]:
         arguments: dict[str, Any] = {"execution_id": self.paging.execution_id, "field_paths": paths}
         arguments.update((name, number) for name, number in paging.items() if number is not None)
+        if self.paging.names is not None:
+            arguments["names"] = self.paging.names
         return arguments
 
     def page(self, items: list[Any], share: int, start: int, total: int, next_path: str) -> tuple[Any, dict[str, Any]]:

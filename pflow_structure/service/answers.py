@@ -55,17 +55,26 @@ def read_fields_answer(
     offset: int = 0,
     char_offset: int = 0,
     max_tokens: int | None = None,
+    names: str | None = None,
     settings: Settings | None = None,
     cache: CacheBackend | None = None,
 ) -> Answer:
-    """The values at ``field_paths`` within the budget, with ``_missing`` and ``_more`` (module docstring)."""
+    """The values at ``field_paths`` within the budget, with ``_missing`` and ``_more`` (module docstring);
+    ``names`` ("template", "normalized"): each value of a wildcard or JSONPath path as ``{its path: value}``."""
     from pflow_structure.service.reading import read_fields_detailed
     from pflow_structure.settings import Settings
 
     settings = settings or Settings.from_env()
     budget = answer_budget(max_tokens, settings)
     readout = read_fields_detailed(
-        execution_id, field_paths, limit=limit, offset=offset, settings=settings, cache=cache, char_offset=char_offset
+        execution_id,
+        field_paths,
+        limit=limit,
+        offset=offset,
+        settings=settings,
+        cache=cache,
+        char_offset=char_offset,
+        names=names,
     )
     return answer_from_readout(readout, budget, paging_of(readout, offset, limit, char_offset))
 
@@ -73,7 +82,7 @@ def read_fields_answer(
 def paging_of(readout: FieldReadout, offset: int, limit: int | None, char_offset: int) -> Paging:
     from pflow_structure.render.budget import Paging
 
-    return Paging(readout.execution_id, offset, limit, char_offset)
+    return Paging(readout.execution_id, offset, limit, char_offset, readout.names)
 
 
 def answer_from_readout(readout: FieldReadout, budget: int, paging: Paging) -> Answer:
@@ -186,7 +195,7 @@ def _fitted_text(
     values = {
         path: fitted.values.get(path) for path in readout.values if path in fitted.values or path in readout.errors
     }
-    cut = FieldReadout(readout.execution_id, values, readout.errors, readout.totals, readout.missing, readout.where)
+    cut = readout._replace(values=values)
     text, notes = readout_text(
         cut, format_name, offset=paging.offset, max_items=max_items, offset_hint=_hint_word(style), settings=settings
     )
@@ -212,7 +221,7 @@ def next_call(arguments: dict[str, Any], style: str) -> str:
     import shlex
 
     words = ["pflow-structure", "read-fields", arguments["execution_id"], *arguments["field_paths"]]
-    for name in ("offset", "limit", "char_offset"):
+    for name in ("offset", "limit", "char_offset", "names"):
         if name in arguments:
             words += [f"--{name.replace('_', '-')}", str(arguments[name])]
     return shlex.join(words)
@@ -237,6 +246,7 @@ def read_fields_text_call(
     max_tokens: int | None = None,
     max_items: int | None = None,
     style: str = "tool",
+    names: str | None = None,
     settings: Settings | None = None,
 ) -> TextAnswer:
     """Read and answer in ``format_name`` (``json`` too, as :func:`read_fields_answer` with notes) within the budget."""
@@ -248,7 +258,7 @@ def read_fields_text_call(
     settings = settings or Settings.from_env()
     budget = answer_budget(max_tokens, settings)
     readout = read_fields_detailed(
-        execution_id, field_paths, limit=limit, offset=offset, settings=settings, char_offset=char_offset
+        execution_id, field_paths, limit=limit, offset=offset, settings=settings, char_offset=char_offset, names=names
     )
     found = any(path not in readout.errors for path in readout.values)
     if format_name == "json":
@@ -305,6 +315,7 @@ def readout_text(
         missing=readout.missing,
         render=render,
         offset_hint=offset_hint,
+        named=readout.names is not None,
     )
     return text, notes
 

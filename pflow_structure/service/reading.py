@@ -7,7 +7,7 @@ through :func:`read_fields_detailed`.
 from __future__ import annotations
 
 from pflow_structure.errors import ParameterError, PathNotFoundError, PathSyntaxError
-from pflow_structure.paths import resolve
+from pflow_structure.paths import is_jsonpath, resolve, resolve_grouped
 from pflow_structure.records import NamedTuple
 from pflow_structure.settings import Settings
 
@@ -41,7 +41,9 @@ def node_type_read(execution_id: Any) -> str | None:
 class FieldReadout(NamedTuple):
     """Values read from one execution, why some are None, totals for paged wildcards,
     how many items of a wildcard lack the path, and where each value sits (a concrete path,
-    one per item of a wildcard's page)."""
+    one per item of a wildcard's page). A path with two or more wildcards answers nested lists, one
+    per parent (an empty list for a parent without values); with ``names`` each value of a wildcard or
+    JSONPath path comes as ``{concrete path: value}`` instead, only the values found."""
 
     execution_id: str
     values: dict[str, Any]
@@ -49,6 +51,7 @@ class FieldReadout(NamedTuple):
     totals: dict[str, int]
     missing: dict[str, int]
     where: dict[str, list[Any]] = {}  # noqa: RUF012 (read_fields_detailed always gives its own)
+    names: str | None = None  # "template" or "normalized": each value of a multi path as {its path: value}
 
 
 def read_fields_detailed(
@@ -60,22 +63,26 @@ def read_fields_detailed(
     settings: Settings | None = None,
     cache: CacheBackend | None = None,
     char_offset: int = 0,
+    names: str | None = None,
 ) -> FieldReadout:
     """Like :func:`read_fields`, and says why each ``None`` is ``None``.
 
     ``char_offset`` skips that many characters of a path that names one string (a long string
-    is read in parts; see :mod:`pflow_structure.render.budget`)."""
+    is read in parts; see :mod:`pflow_structure.render.budget`). ``names`` ("template" or
+    "normalized") answers each value of a wildcard or JSONPath path with the path of its node."""
     if isinstance(field_paths, (str, bytes)):
         raise ParameterError(f"field_paths must be a list of paths, not one string; pass [{str(field_paths)[:80]!r}]")
     if offset < 0 or (limit is not None and limit < 0):
         raise ParameterError(f"offset ({offset}) and limit ({limit}) must not be negative")
     if char_offset < 0:
         raise ParameterError(f"char_offset ({char_offset}) must not be negative")
+    if names not in (None, "template", "normalized"):
+        raise ParameterError(f"names must be template or normalized, not {names!r}")
     if cache is None:
         cache = (settings or Settings.from_env()).cache()
     entry = _entry_for(cache, execution_id, field_paths, None if limit is None else (offset, limit))
     note_read(execution_id, entry.node_type)  # for usage counts (pflow-structure stats)
-    readout = FieldReadout(execution_id, {}, {}, {}, {}, {})
+    readout = FieldReadout(execution_id, {}, {}, {}, {}, {}, names)
     for path in field_paths:
         key = path if isinstance(path, str) else repr(path)
         try:
@@ -92,11 +99,19 @@ def read_fields_detailed(
             readout.errors[key] = str(exc)
             continue
         if multi:
+            end = None if limit is None else offset + limit
+            if names is not None:
+                _read_named(readout, key, matches, (offset, end), entry.binary_paths)
+                continue
+            grouped = resolve_grouped(entry.outputs, path) if _may_group(path) else None
+            if grouped is not None:
+                readout.totals[key] = len(grouped)
+                readout.values[key] = [_nested_values(group, entry.binary_paths) for group in grouped[offset:end]]
+                continue
             readout.totals[key] = len(matches)
             lacking = sum(1 for m in matches if m.missing)
             if lacking:
                 readout.missing[key] = lacking
-            end = None if limit is None else offset + limit
             matches = matches[offset:end]  # only the page is restored (and, from an index, was read)
             readout.values[key] = [_restored(m.value, m.path, entry.binary_paths) for m in matches]
             readout.where[key] = [m.path for m in matches]
@@ -108,6 +123,38 @@ def read_fields_detailed(
             readout.values[key] = value
             readout.where[key] = [m.path for m in matches[:1]]
     return readout
+
+
+def _may_group(path: str) -> bool:
+    """Whether ``path`` may hold two wildcards (or many-node JSONPath selectors): worth grouping."""
+    return path.count("[*]") >= 2 or is_jsonpath(path)
+
+
+def _nested_values(group: Any, binary_paths: Sequence[Sequence[str | int]]) -> Any:
+    if isinstance(group, list):
+        return [_nested_values(item, binary_paths) for item in group]
+    return None if group.missing else _restored(group.value, group.path, binary_paths)
+
+
+def _read_named(
+    readout: FieldReadout,
+    key: str,
+    matches: Sequence[Any],
+    page: tuple[int, int | None],
+    binary_paths: Sequence[Sequence[str | int]],
+) -> None:
+    """The values found, each as ``{its path: value}`` (the template grammar, or RFC 9535's Normalized Paths)."""
+    found = [m for m in matches if not m.missing]
+    readout.totals[key] = len(found)
+    if len(found) < len(matches):
+        readout.missing[key] = len(matches) - len(found)
+    shown = found[page[0] : page[1]]
+    if readout.names == "normalized":
+        from pflow_structure.paths.jsonpath import normalized_path as name_of
+    else:
+        from pflow_structure.paths import format_path as name_of
+    readout.values[key] = [{name_of(m.path): _restored(m.value, m.path, binary_paths)} for m in shown]
+    readout.where[key] = [m.path for m in shown]
 
 
 def _entry_for(cache: CacheBackend, execution_id: str, field_paths: Sequence[str], page: tuple[int, int] | None) -> Any:
