@@ -257,10 +257,11 @@ class Materializer:
         # Otherwise the path misses here: the resolver says why (on the whole entry, see the caller).
 
     def _paged(self, node: Any, segments: Sequence[Any], i: int) -> bool:
-        """A last ``[*]`` over an indexed list, with a page asked for: only the page's items are read.
-        (A ``[*]`` with more after it reads every item: the answer counts the items that lack the rest.)"""
-        last = i == len(segments) - 1 and not isinstance(segments[i], (str, int))
-        return self.page is not None and last and type(node) is dict and "o" in node
+        """A ``[*]`` over an indexed list followed by names and indices only (``result[*]``,
+        ``result[*].user.login``), with a page asked for: only the page's items are read."""
+        if self.page is None or type(node) is not dict or "o" not in node or i >= len(segments):
+            return False
+        return not isinstance(segments[i], (str, int)) and all(isinstance(s, (str, int)) for s in segments[i + 1 :])
 
     def _fill_page(self, holder: Any, key: Any, node: Any, segments: Sequence[Any], i: int) -> None:
         """The items of one page (``self.page``) of the list at ``node``; the others stay unread."""

@@ -316,6 +316,7 @@ def readout_text(
         render=render,
         offset_hint=offset_hint,
         named=readout.names is not None,
+        page_counts=readout.page_counts,
     )
     return text, notes
 

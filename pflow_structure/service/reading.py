@@ -7,7 +7,7 @@ through :func:`read_fields_detailed`.
 from __future__ import annotations
 
 from pflow_structure.errors import ParameterError, PathNotFoundError, PathSyntaxError
-from pflow_structure.paths import is_jsonpath, resolve, resolve_grouped
+from pflow_structure.paths import format_path, is_jsonpath, parse_json_text, parse_path, resolve, resolve_grouped
 from pflow_structure.records import NamedTuple
 from pflow_structure.settings import Settings
 
@@ -52,6 +52,7 @@ class FieldReadout(NamedTuple):
     missing: dict[str, int]
     where: dict[str, list[Any]] = {}  # noqa: RUF012 (read_fields_detailed always gives its own)
     names: str | None = None  # "template" or "normalized": each value of a multi path as {its path: value}
+    page_counts: dict[str, int] = {}  # noqa: RUF012 (path -> page length: its missing count covers the page only)
 
 
 def read_fields_detailed(
@@ -82,9 +83,11 @@ def read_fields_detailed(
         cache = (settings or Settings.from_env()).cache()
     entry = _entry_for(cache, execution_id, field_paths, None if limit is None else (offset, limit))
     note_read(execution_id, entry.node_type)  # for usage counts (pflow-structure stats)
-    readout = FieldReadout(execution_id, {}, {}, {}, {}, {}, names)
+    readout = FieldReadout(execution_id, {}, {}, {}, {}, {}, names, {})
     for path in field_paths:
         key = path if isinstance(path, str) else repr(path)
+        if limit is not None and not entry.complete and names is None and _read_page(readout, key, entry, offset, limit):
+            continue
         try:
             try:
                 matches, multi = resolve(entry.outputs, path)
@@ -123,6 +126,58 @@ def read_fields_detailed(
             readout.values[key] = value
             readout.where[key] = [m.path for m in matches[:1]]
     return readout
+
+
+def _read_page(readout: FieldReadout, key: str, entry: Any, offset: int, limit: int) -> bool:
+    """``X[*].a.b`` on an entry read in part: only the page's items were parsed, so only they are
+    resolved, and the items that lack the path are counted on the page. False when ``key`` is not
+    such a path (then it is resolved as usual)."""
+    try:
+        segments = parse_path(key) if not is_jsonpath(key) else ()
+    except PathSyntaxError:
+        return False
+    star = [i for i, segment in enumerate(segments) if not isinstance(segment, (str, int))]
+    if len(star) != 1 or star[0] == len(segments) - 1:
+        return False
+    head, rest = list(segments[: star[0]]), list(segments[star[0] + 1 :])
+    try:
+        (container,) = resolve(entry.outputs, format_path(head))[0] if head else ()
+    except (PathNotFoundError, ValueError):
+        return False
+    if not isinstance(container.value, list):
+        return False
+    total = len(container.value)
+    values, where, lacking = [], [], 0
+    for index in range(offset, min(offset + limit, total)):
+        value, found = _step_in(container.value[index], rest)
+        if not found:
+            values.append(None)
+            where.append((*container.path, index))
+            lacking += 1
+            continue
+        concrete = (*container.path, index, *rest)
+        values.append(_restored(value, concrete, entry.binary_paths))
+        where.append(concrete)
+    readout.totals[key], readout.values[key], readout.where[key] = total, values, where
+    if lacking:
+        readout.missing[key] = lacking
+        readout.page_counts[key] = len(values)
+    return True
+
+
+def _step_in(value: Any, steps: Sequence[str | int]) -> tuple[Any, bool]:
+    """The value at ``steps`` (names and indices) below ``value``, as the resolver reads it, and whether it is there."""
+    for step in steps:
+        if isinstance(value, str) and value:
+            parsed = parse_json_text(value)  # strings holding JSON are read through
+            value = value if parsed is None else parsed
+        if isinstance(value, dict) and isinstance(step, str) and step in value:
+            value = value[step]
+        elif isinstance(value, list) and isinstance(step, int) and -len(value) <= step < len(value):
+            value = value[step]
+        else:
+            return None, False
+    return value, True
 
 
 def _may_group(path: str) -> bool:
