@@ -229,8 +229,9 @@ def read_fields_command(
       result[0].title            one value (item 0)
       result[-1].title           the last item
       result[*].number           every item (a list; page with --offset/--limit)
+      result[*].labels[*].name   a list per item (--names: each value with its path)
       result[0]["content-type"]  a key that is not a plain name
-      '$..title'                 JSONPath (also filters: result[?(@.state=='open')].title)
+      '$..title'                 JSONPath, RFC 9535 (also filters: result[?@.state=='open'].title)
 
     A path that resolves to nothing prints null and says why (--json: under "_missing").
     The answer stays under a token budget (--max-tokens): past it a list pages, a long string
