@@ -90,7 +90,11 @@ def test_names_on_the_command_line_print_a_line_per_value(issues: str) -> None:
 
     outcome = cli_runner().invoke(main, ["read-fields", issues, "result[*].labels[*].name", "--names", "template"])
     lines = outcome.output.splitlines()
-    assert (lines[0], lines[1], len(lines)) == ("result[*].labels[*].name:", '  result[2].labels[0].name: "workflow"', 36)
+    assert (lines[0], lines[1], len(lines)) == (
+        "result[*].labels[*].name:",
+        '  result[2].labels[0].name: "workflow"',
+        36,
+    )
 
 
 def test_mcp_read_fields_answers_all_100_numbers_and_names_its_nodes(issues: str) -> None:

@@ -49,6 +49,7 @@ WILDCARD: Final = Wildcard()
 Segment = str | int | Wildcard
 ConcretePath = tuple[str | int, ...]
 
+
 class Match(NamedTuple):
     """One value a path reached, with the concrete path (no wildcards) where it sits."""
 

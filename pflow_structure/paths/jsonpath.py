@@ -84,7 +84,7 @@ def _extension(expression: str) -> Any:
         from jsonpath_ng.ext.parser import parse as jsonpath_parse
 
         return jsonpath_parse(expression)
-    except Exception:  # jsonpath-ng raises bare Exception subclasses for syntax errors  # noqa: BLE001
+    except Exception:  # jsonpath-ng raises bare Exception subclasses for syntax errors
         return None
 
 

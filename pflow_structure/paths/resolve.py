@@ -91,9 +91,7 @@ def _nest(
         return None
     if len(wildcards) == 1:
         return list(_walk_wildcard(parent.value, segments, first, parent.path, text))
-    return [
-        _nest(item, segments, first + 1, wildcards[1:], (*parent.path, key), text) or [] for key, item in items
-    ]
+    return [_nest(item, segments, first + 1, wildcards[1:], (*parent.path, key), text) or [] for key, item in items]
 
 
 def _with_every_item_hint(root: Any, segments: Sequence[Segment], exc: PathNotFoundError) -> PathNotFoundError:

@@ -190,7 +190,6 @@ def _fitted_text(
     style: str,
     settings: Settings,
 ) -> tuple[str, list[str]]:
-    from pflow_structure.service.reading import FieldReadout
 
     values = {
         path: fitted.values.get(path) for path in readout.values if path in fitted.values or path in readout.errors

@@ -86,7 +86,12 @@ def read_fields_detailed(
     readout = FieldReadout(execution_id, {}, {}, {}, {}, {}, names, {})
     for path in field_paths:
         key = path if isinstance(path, str) else repr(path)
-        if limit is not None and not entry.complete and names is None and _read_page(readout, key, entry, offset, limit):
+        if (
+            limit is not None
+            and not entry.complete
+            and names is None
+            and _read_page(readout, key, entry, offset, limit)
+        ):
             continue
         try:
             try:
@@ -139,15 +144,19 @@ def _read_page(readout: FieldReadout, key: str, entry: Any, offset: int, limit: 
     star = [i for i, segment in enumerate(segments) if not isinstance(segment, (str, int))]
     if len(star) != 1 or star[0] == len(segments) - 1:
         return False
-    head, rest = list(segments[: star[0]]), list(segments[star[0] + 1 :])
+    head = segments[: star[0]]
+    rest = [segment for segment in segments[star[0] + 1 :] if isinstance(segment, (str, int))]
     try:
-        (container,) = resolve(entry.outputs, format_path(head))[0] if head else ()
-    except (PathNotFoundError, ValueError):
+        containers = resolve(entry.outputs, format_path(head))[0] if head else []
+    except PathNotFoundError:
         return False
-    if not isinstance(container.value, list):
+    if len(containers) != 1 or not isinstance(containers[0].value, list):
         return False
+    container = containers[0]
     total = len(container.value)
-    values, where, lacking = [], [], 0
+    values: list[Any] = []
+    where: list[Any] = []
+    lacking = 0
     for index in range(offset, min(offset + limit, total)):
         value, found = _step_in(container.value[index], rest)
         if not found:
@@ -166,17 +175,17 @@ def _read_page(readout: FieldReadout, key: str, entry: Any, offset: int, limit: 
 
 
 def _step_in(value: Any, steps: Sequence[str | int]) -> tuple[Any, bool]:
-    """The value at ``steps`` (names and indices) below ``value``, as the resolver reads it, and whether it is there."""
+    """The value at ``steps`` (names and indices) below ``value``, as the resolver reads it, and whether
+    it is there."""
     for step in steps:
         if isinstance(value, str) and value:
             parsed = parse_json_text(value)  # strings holding JSON are read through
             value = value if parsed is None else parsed
-        if isinstance(value, dict) and isinstance(step, str) and step in value:
-            value = value[step]
-        elif isinstance(value, list) and isinstance(step, int) and -len(value) <= step < len(value):
-            value = value[step]
-        else:
+        in_dict = isinstance(value, dict) and isinstance(step, str) and step in value
+        in_list = isinstance(value, list) and isinstance(step, int) and -len(value) <= step < len(value)
+        if not (in_dict or in_list):
             return None, False
+        value = value[step]
     return value, True
 
 
@@ -204,10 +213,9 @@ def _read_named(
     if len(found) < len(matches):
         readout.missing[key] = len(matches) - len(found)
     shown = found[page[0] : page[1]]
-    if readout.names == "normalized":
-        from pflow_structure.paths.jsonpath import normalized_path as name_of
-    else:
-        from pflow_structure.paths import format_path as name_of
+    from pflow_structure.paths.jsonpath import normalized_path
+
+    name_of = normalized_path if readout.names == "normalized" else format_path
     readout.values[key] = [{name_of(m.path): _restored(m.value, m.path, binary_paths)} for m in shown]
     readout.where[key] = [m.path for m in shown]
 
