@@ -109,3 +109,15 @@ def test_mcp_read_fields_answers_all_100_numbers_and_names_its_nodes(issues: str
     assert call(field_paths=["result[*].number"]) == {"result[*].number": [issue["number"] for issue in ISSUES]}
     named = call(field_paths=["$.result[?@.number==52].title"], names="normalized")
     assert named == {"$.result[?@.number==52].title": [{"$['result'][98]['title']": ISSUES[98]["title"]}]}
+
+
+def test_json_on_the_command_line_names_the_node_of_each_value_under_paths(issues: str) -> None:
+    from pflow_structure.cli import main
+
+    paths = ["result[*].labels[*].name", "result[?(@.state=='open')].milestone.title", "result[0].number"]
+    outcome = cli_runner().invoke(main, ["read-fields", issues, *paths, "--json", "--limit", "5"])
+    answer = json.loads(outcome.output)
+    assert answer["_paths"] == {
+        paths[0]: [[], [], ["result[2].labels[0].name"], [], ["result[4].labels[0].name", "result[4].labels[1].name"]],
+        paths[1]: ["result[1]", "result[2]", "result[5]", "result[6]", "result[7]"],
+    }

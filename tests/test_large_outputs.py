@@ -100,15 +100,21 @@ def test_reads_through_the_index_equal_a_whole_parse_on_generated_data(deep_inde
         )
 
 
-def test_a_page_of_a_field_of_every_item_parses_only_the_page(deep_index: None) -> None:
+def test_a_page_of_a_field_of_every_item_parses_only_the_page(
+    deep_index: None, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(index_module, "PAGE_ONLY_BYTES", 0)  # as if the list were large
     cache = ExecutionCache(Path(os.environ["PFLOW_STRUCTURE_CACHE_DIR"]))
     execution_id = _store(cache, {"result": _issues(50)})
     items = cache.get_fields(execution_id, ["result[*].number"], page=(10, 5)).outputs["result"]
     assert [index for index, item in enumerate(items) if item is not UNREAD] == [10, 11, 12, 13, 14]
 
 
-def test_a_page_of_a_path_some_items_lack_counts_them_on_the_page(deep_index: None) -> None:
-    """Only the page's items are read, so the items that lack the path are counted among them."""
+def test_a_page_of_a_path_some_items_lack_counts_them_on_the_page(
+    deep_index: None, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Only the page's items of a large list are read, so the items that lack the path are counted among them."""
+    monkeypatch.setattr(index_module, "PAGE_ONLY_BYTES", 0)  # as if the list were large
     cache = ExecutionCache(Path(os.environ["PFLOW_STRUCTURE_CACHE_DIR"]))
     issues = _issues(30)
     for number in (28, 29):
@@ -124,6 +130,15 @@ def test_a_page_of_a_path_some_items_lack_counts_them_on_the_page(deep_index: No
     )
     text, _ = readout_text(readout, offset=27)
     assert text == f'{path}: [null, null, "v29"]  # items 27-29 of 30; 2 of these 3 items lack this path (null)'
+
+
+def test_a_page_of_a_path_of_a_small_list_counts_the_lacking_items_over_the_whole_list(deep_index: None) -> None:
+    cache = ExecutionCache(Path(os.environ["PFLOW_STRUCTURE_CACHE_DIR"]))
+    issues = _issues(30)
+    issues[29]["milestone"] = {"title": "v29"}
+    execution_id = _store(cache, {"result": issues})
+    readout = read_fields_detailed(execution_id, ["result[*].milestone.title"], cache=cache, offset=27, limit=5)
+    assert (readout.missing, readout.page_counts) == ({"result[*].milestone.title": 29}, {})
 
 
 def test_a_read_parses_only_what_its_path_reaches(deep_index: None) -> None:

@@ -61,6 +61,8 @@ MANY_CHILDREN = 64
 _OUTPUTS_KEY = b'"outputs":'
 # A container of at most this many children is looked into for a large child before it is written.
 _WRAPPER_KEYS = 8
+# A list at least this long (bytes) is read a page at a time for result[*].field: the rest stays unparsed.
+PAGE_ONLY_BYTES = 4 << 20
 # Below this many bytes the standard library parses before orjson has even been imported (it loads
 # dataclasses, inspect and uuid): a small read keeps read-fields' start-up short.
 _FAST_PARSE_BYTES = 1 << 20
@@ -261,7 +263,11 @@ class Materializer:
         ``result[*].user.login``), with a page asked for: only the page's items are read."""
         if self.page is None or type(node) is not dict or "o" not in node or i >= len(segments):
             return False
-        return not isinstance(segments[i], (str, int)) and all(isinstance(s, (str, int)) for s in segments[i + 1 :])
+        if isinstance(segments[i], (str, int)) or not all(isinstance(s, (str, int)) for s in segments[i + 1 :]):
+            return False
+        # With more after the [*], a list that parses quickly is read whole: the items lacking the rest are
+        # then counted exactly over the list; past this size only on the page.
+        return i == len(segments) - 1 or _range(node, self.size)[1] - _range(node, self.size)[0] >= PAGE_ONLY_BYTES
 
     def _fill_page(self, holder: Any, key: Any, node: Any, segments: Sequence[Any], i: int) -> None:
         """The items of one page (``self.page``) of the list at ``node``; the others stay unread."""

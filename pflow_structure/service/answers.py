@@ -85,28 +85,36 @@ def paging_of(readout: FieldReadout, offset: int, limit: int | None, char_offset
     return Paging(readout.execution_id, offset, limit, char_offset, readout.names)
 
 
-def answer_from_readout(readout: FieldReadout, budget: int, paging: Paging) -> Answer:
-    """A readout as the answer dict, fitted to ``budget`` tokens."""
-    from pflow_structure.render.budget import MISSING_KEY
+def answer_from_readout(readout: FieldReadout, budget: int, paging: Paging, *, with_paths: bool = False) -> Answer:
+    """A readout as the answer dict within ``budget`` tokens; ``with_paths``: with ``_paths`` (read-fields --json)."""
+    from pflow_structure.render.budget import MISSING_KEY, PATHS_KEY, shown_paths
 
     found = any(path not in readout.errors for path in readout.values)
     missing = {MISSING_KEY: dict(readout.errors)} if readout.errors else {}
+    if with_paths and readout.names is None and readout.totals:
+        missing[PATHS_KEY] = shown_paths(readout.values, readout.where, readout.totals)
     whole = {**readout.values, **missing}
     if len(compact(whole).encode("utf-8")) <= budget:  # a token is at least one byte: no count needed
         return Answer(whole, found)
     count = _counter()
     if count(compact(whole)) <= budget:
         return Answer(whole, found)
-    room = budget - count(compact(missing)) - count(CUT_NOTE.format(budget=budget)) - 10
+    least = {key: value for key, value in missing.items() if key != PATHS_KEY}
+    room = budget - count(compact(least)) - count(CUT_NOTE.format(budget=budget)) - 10
+    if PATHS_KEY in missing:  # the paths grow with the values shown: their share of the room, as on the whole
+        values_cost = count(compact(readout.values))
+        room = room * values_cost // (values_cost + count(compact(missing[PATHS_KEY])))
     for _ in range(MAX_RETRIES):
         fitted = fit_readout(readout, max(room, 0), paging)
         answer = _assemble(readout, fitted, missing, budget)
+        if PATHS_KEY in missing:  # the paths of the values this page shows
+            answer[PATHS_KEY] = shown_paths(answer, readout.where, readout.totals)
         over = count(compact(answer)) - budget
         if over <= 0:
             return Answer(answer, found)
         room -= over + 5  # what the _more entries took past the room, and a margin
-    # The least it can say: each part as small as it goes, and no _note (the paths alone may be long).
-    return Answer(_assemble(readout, fit_readout(readout, 0, paging), missing, 0), found)
+    # The least it can say: each part as small as it goes, no _note (the paths alone may be long), no _paths.
+    return Answer(_assemble(readout, fit_readout(readout, 0, paging), least, 0), found)
 
 
 def _assemble(readout: FieldReadout, fitted: Fitted, missing: dict[str, Any], budget: int) -> dict[str, Any]:
@@ -261,7 +269,8 @@ def read_fields_text_call(
     )
     found = any(path not in readout.errors for path in readout.values)
     if format_name == "json":
-        answer = answer_from_readout(readout, budget, paging_of(readout, offset, limit, char_offset))
+        paging = paging_of(readout, offset, limit, char_offset)
+        answer = answer_from_readout(readout, budget, paging, with_paths=style == "cli")
         return TextAnswer(format_json(answer.value), [f"note: {reason}" for reason in readout.errors.values()], found)
     text, notes = read_fields_text_answer(
         readout,

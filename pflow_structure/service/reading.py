@@ -115,6 +115,7 @@ def read_fields_detailed(
             if grouped is not None:
                 readout.totals[key] = len(grouped)
                 readout.values[key] = [_nested_values(group, entry.binary_paths) for group in grouped[offset:end]]
+                readout.where[key] = [_nested_paths(group) for group in grouped[offset:end]]
                 continue
             readout.totals[key] = len(matches)
             lacking = sum(1 for m in matches if m.missing)
@@ -152,6 +153,10 @@ def _read_page(readout: FieldReadout, key: str, entry: Any, offset: int, limit: 
         return False
     if len(containers) != 1 or not isinstance(containers[0].value, list):
         return False
+    from pflow_structure.cache.index import UNREAD  # loaded already: the entry was read through its index
+
+    if all(item is not UNREAD for item in containers[0].value):
+        return False  # the whole list was read: resolved as usual, the lacking items counted over all of it
     container = containers[0]
     total = len(container.value)
     values: list[Any] = []
@@ -198,6 +203,10 @@ def _nested_values(group: Any, binary_paths: Sequence[Sequence[str | int]]) -> A
     if isinstance(group, list):
         return [_nested_values(item, binary_paths) for item in group]
     return None if group.missing else _restored(group.value, group.path, binary_paths)
+
+
+def _nested_paths(group: Any) -> Any:
+    return [_nested_paths(item) for item in group] if isinstance(group, list) else group.path
 
 
 def _read_named(
