@@ -18,7 +18,7 @@ from pflow_structure.cache.index import INDEX_SUFFIX, UNREAD
 from pflow_structure.cache.store import ExecutionCache
 from pflow_structure.encoding import encode_value, jsonio
 from pflow_structure.paths import WILDCARD, format_path, parse_path
-from pflow_structure.service import read_fields_detailed
+from pflow_structure.service import read_fields_detailed, store_outputs
 from pflow_structure.service.answers import readout_text
 from pflow_structure.structure import infer_structure
 from tests.conftest import corpus_files, examples
@@ -130,6 +130,24 @@ def test_a_page_of_a_path_some_items_lack_counts_them_on_the_page(
     )
     text, _ = readout_text(readout, offset=27)
     assert text == f'{path}: [null, null, "v29"]  # items 27-29 of 30; 2 of these 3 items lack this path (null)'
+
+
+def test_a_page_counts_the_lacking_items_of_the_whole_list_from_the_structure_of_the_run(
+    deep_index: None, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(index_module, "PAGE_ONLY_BYTES", 0)  # as if the list were large
+    issues = _issues(30)
+    for number in range(0, 30, 3):
+        issues[number].pop("locked")
+    execution_id = store_outputs("read-json", {}, issues)["execution_id"]
+    paths = ["result[*].locked", "result[*].user.login", "result[*].milestone.title"]
+    readout = read_fields_detailed(execution_id, paths, offset=2, limit=4)
+    assert readout.values["result[*].locked"] == [issues[2]["locked"], None, False, False]
+    # locked: 10 of 30 (the structure says present 20 of 30); login: none; a milestone may be null: the page
+    assert (readout.missing, readout.page_counts) == (
+        {"result[*].locked": 10, "result[*].milestone.title": 4},
+        {"result[*].milestone.title": 4},
+    )
 
 
 def test_a_page_of_a_path_of_a_small_list_counts_the_lacking_items_over_the_whole_list(deep_index: None) -> None:

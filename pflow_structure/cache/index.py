@@ -44,9 +44,11 @@ if TYPE_CHECKING:
 __all__ = [
     "INDEX_SUFFIX",
     "INDEX_VERSION",
+    "PRESENCE_KEY",
     "UNREAD",
     "Materializer",
     "StaleIndexError",
+    "add_presence",
     "paths_needed",
     "read_partial",
     "write_entry",
@@ -54,6 +56,9 @@ __all__ = [
 ]
 
 INDEX_VERSION = 1
+# The structure's field statistics written at run time ({template path: [type, present, of]}): a page of
+# result[*].field counts the items that lack it without reading them (see service/reading.py).
+PRESENCE_KEY = "fields"
 # A value whose JSON is at most this long is written (and read) whole; a larger container is indexed inside.
 SPLIT_BYTES = 64 * 1024
 # A container with at least this many children is indexed inside without first writing it whole.
@@ -88,6 +93,24 @@ def write_entry(directory: Path, execution_id: str, entry: CacheEntry) -> tuple[
         with contextlib.suppress(OSError):
             write_atomically(directory, index_path.name, dumps(index))
     return path, size
+
+
+def add_presence(index_path: Path, execution_id: str, presence: dict[str, Any]) -> None:
+    """Add the structure's field statistics to the index of ``execution_id``, when it has one."""
+    from pflow_structure.encoding.jsonio import dumps
+
+    raw = read_regular_file(index_path, [])
+    if raw is None:
+        return
+    try:
+        index = _loads(raw)
+    except (ValueError, RecursionError):
+        return
+    if type(index) is dict and index.get("id") == execution_id:
+        index[PRESENCE_KEY] = presence
+        data = dumps(index)
+        unlink(index_path)  # never replaced in place; a read in between parses the whole entry
+        write_atomically(index_path.parent, index_path.name, data)
 
 
 def paths_needed(paths: Sequence[Any]) -> list[Any]:
@@ -357,9 +380,10 @@ def _loads(data: bytes | memoryview) -> Any:
 
 def read_partial(
     entry_path: Path, index_path: Path, execution_id: str, paths: Sequence[Any], page: tuple[int, int] | None = None
-) -> tuple[bytes, Any] | None:
-    """The entry without its outputs (JSON bytes, ``outputs`` null) and the outputs with only what
-    ``paths`` (parsed paths; None for one that needs the whole value) reach parsed.
+) -> tuple[bytes, Any, Any] | None:
+    """The entry without its outputs (JSON bytes, ``outputs`` null), the outputs with only what
+    ``paths`` (parsed paths; None for one that needs the whole value) reach parsed, and the field
+    statistics written at run time (:data:`PRESENCE_KEY`; None when there are none).
 
     None when there is no usable index, or it does not fit the entry: the caller reads it whole.
     """
@@ -377,7 +401,7 @@ def read_partial(
 
 def _read_partial(
     fd: int, index_raw: bytes, execution_id: str, paths: Sequence[Any], page: tuple[int, int] | None
-) -> tuple[bytes, Any] | None:
+) -> tuple[bytes, Any, Any] | None:
     size = os.fstat(fd).st_size
     if len(index_raw) > max(size, 1 << 16) or None in paths:
         return None
@@ -399,4 +423,5 @@ def _read_partial(
     materializer = Materializer(node, size, read)
     for segments in paths:
         materializer.fill(segments, page)
-    return header, materializer.outputs
+    presence = index.get(PRESENCE_KEY)
+    return header, materializer.outputs, presence if type(presence) is dict else None

@@ -223,6 +223,7 @@ def capture_outputs(
         settings=settings,
         all_fields=all_fields,
         want=want,
+        cache=cache,
     )
     return CapturedOutputs(result, stored.cached, encoded.value, list(encoded.binary_paths), list(encoded.notes))
 
@@ -237,11 +238,17 @@ def describe_stored(
     settings: Settings,
     all_fields: bool = False,
     want: str | None = None,
+    cache: CacheBackend | None = None,
 ) -> dict[str, Any]:
-    """The structure answer for a value just stored (``registry_run``'s dict)."""
+    """The structure answer for a value just stored (``registry_run``'s dict); its field statistics are kept
+    beside the entry in ``cache`` when it can (a page of ``result[*].field`` counts the items lacking it)."""
     from pflow_structure.structure import infer_structure
 
     inferred = infer_structure(value, binary_paths=binary_paths, max_paths=settings.max_paths)
+    note = getattr(cache, "note_presence", None) if stored.cached else None
+    if note is not None:
+        fields = inferred.structure.items()
+        note(stored.execution_id, {path: [i.get("type"), i.get("present"), i.get("of")] for path, i in fields})
     chosen = _filter(inferred, node_type, settings, all_fields, want)
     result: dict[str, Any] = {
         "execution_id": stored.execution_id,

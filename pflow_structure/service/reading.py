@@ -173,10 +173,35 @@ def _read_page(readout: FieldReadout, key: str, entry: Any, offset: int, limit: 
         values.append(_restored(value, concrete, entry.binary_paths))
         where.append(concrete)
     readout.totals[key], readout.values[key], readout.where[key] = total, values, where
+    exact = _lacking(entry.field_presence, head, rest, total)
+    if exact is not None and (exact or not lacking):  # the run's structure counts every item
+        lacking = exact
+    elif lacking:
+        readout.page_counts[key] = len(values)
     if lacking:
         readout.missing[key] = lacking
-        readout.page_counts[key] = len(values)
     return True
+
+
+def _lacking(presence: Any, head: Sequence[Any], rest: Sequence[str | int], total: int) -> int | None:
+    """How many of the ``total`` items of ``head[*]`` lack ``rest``, from the structure's statistics
+    written at run time; None where they do not say exactly (an index before, a null or a string on the
+    way, a key missing in some items below another that is, or no statistics)."""
+    if not isinstance(presence, dict) or not all(isinstance(step, str) for step in [*head, *rest]):
+        return None
+    lacking = 0
+    for depth in range(len(rest)):
+        info = presence.get(format_path([*head, 0, *rest[: depth + 1]]))
+        if not isinstance(info, list) or len(info) != 3:
+            return None
+        kind, present, of = info
+        if depth < len(rest) - 1 and kind != "dict":
+            return None  # a null, a list or a JSON string on the way: not counted exactly
+        if present is not None:
+            if lacking or of != total or not isinstance(present, int):
+                return None
+            lacking = total - present
+    return lacking
 
 
 def _step_in(value: Any, steps: Sequence[str | int]) -> tuple[Any, bool]:
