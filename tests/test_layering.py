@@ -43,6 +43,7 @@ THIRD_PARTY_HOME = {
     "redis": {"cache.redis_store"},
     "orjson": {"encoding.jsonio"},
     "wordllama": {"filtering.embedding"},
+    "jq": {"paths.jq"},
 }
 
 
@@ -248,6 +249,7 @@ def test_heavy_libraries_are_imported_lazily() -> None:
                 "filelock",
                 "redis",
                 "wordllama",
+                "jq",
             ):
                 assert not top_level, f"{module}:{line} imports {imported} at module level"
 

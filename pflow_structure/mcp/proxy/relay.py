@@ -36,7 +36,7 @@ import anyio
 from pflow_structure.errors import ParameterError
 from pflow_structure.mcp.proxy.downstream import DEFAULT_START_TIMEOUT, Downstream, DownstreamError, Session
 from pflow_structure.mcp.proxy.remote import Upstream
-from pflow_structure.mcp.proxy.selection import take_fields, with_fields_argument
+from pflow_structure.mcp.proxy.selection import Selection, take_fields, with_fields_argument
 from pflow_structure.mcp.proxy.shaping import DEFAULT_BUDGET, pop_want, tool_schemas, with_want
 from pflow_structure.mcp.tools import (
     EDIT_TOOL,
@@ -60,8 +60,9 @@ INSTRUCTIONS = (
     "Answers from this server come through pflow-structure {version}: a result too large to show comes back as an "
     "execution_id and its structure (template paths such as result[0].name with types and counts); call "
     "{read_tool} with that execution_id and only the paths you need. Any tool also takes _want (plain words for "
-    "the fields you need: the structure lists them first) and _fields (paths you know already: their values come "
-    "back in the same call, the rest stays cached)."
+    "the fields you need: the structure lists them first), _fields (paths you know already: their values come "
+    "back in the same call, the rest stays cached) and _jq (a jq expression: its result comes back instead, for "
+    "counting, sorting and grouping)."
 )
 
 
@@ -326,13 +327,13 @@ class Proxy:
             await self._choose_read_tool()
         if name in (self.read_tool, self.edit_tool):
             return _result(request["id"], await self._answer_ours(str(name), arguments))
-        ours_named = any("want" in key or "fields" in key for key in arguments)
+        ours_named = any(word in key for key in arguments for word in ("want", "fields", "jq"))
         if name not in self.schemas and not self._read_tool_known and ours_named:
             with contextlib.suppress(DownstreamError):
                 await self._choose_read_tool()  # whether the tool has a _want or _fields of its own decides ours
         arguments, want = pop_want(arguments, self.schemas.get(str(name)))
         try:
-            arguments, fields = take_fields(arguments, self.schemas.get(str(name)))  # _fields is ours
+            arguments, fields = take_fields(arguments, self.schemas.get(str(name)))  # _fields and _jq are ours
         except ParameterError as exc:
             return _result(request["id"], _tool_error(f"Error: {exc}"))
         sent, failed = await self._resolve(str(name), arguments)  # ${exec-ID:PATH}, before the server sees it
@@ -388,7 +389,7 @@ class Proxy:
         return await resolved_or_error(arguments, self.schemas.get(name), self.settings, "proxy")
 
     def _shape(
-        self, tool: str, arguments: dict[str, Any], result: dict[str, Any], want: str | None, fields: list[str] | None
+        self, tool: str, arguments: dict[str, Any], result: dict[str, Any], want: str | None, fields: Selection | None
     ) -> Any:
         from pflow_structure.mcp.proxy.selection import fields_result
         from pflow_structure.mcp.proxy.shaping import Shaped, shape_and_store
