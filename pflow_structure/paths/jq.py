@@ -25,13 +25,13 @@ as jq writes it (``tojson``: integers past 2**53 keep their digits).
 from __future__ import annotations
 
 import re
-import subprocess
 import sys
 
 from pflow_structure.errors import JqExpressionError, JqRunError
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from subprocess import CompletedProcess
     from typing import Any
 
 __all__ = [
@@ -118,6 +118,8 @@ def run_jq(
     answered nothing. Checked first (:func:`check_jq`); :class:`JqRunError` when jq fails while it
     runs (its own message), passes ``time_limit`` seconds, or answers more than ``max_results``
     results or ``max_output_bytes`` bytes of JSON."""
+    import subprocess  # here: its imports (threading, selectors, signal) are not read-fields' to pay
+
     from pflow_structure.encoding.jsonio import dumps, loads
 
     check_jq(expression)
@@ -151,7 +153,7 @@ def run_jq(
     return [loads(line) for line in done.stdout.splitlines()]
 
 
-def _failure(done: subprocess.CompletedProcess[bytes], max_results: int, max_bytes: int, memory: int) -> str:
+def _failure(done: CompletedProcess[bytes], max_results: int, max_bytes: int, memory: int) -> str:
     """Why the child ended without an answer, from its exit code and stderr."""
     message = done.stderr.decode("utf-8", "replace").strip()
     narrow = "narrow it: select the fields you need, limit(n; ...), first(...), or .[:n]"
