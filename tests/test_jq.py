@@ -202,17 +202,19 @@ def test_read_fields_takes_paths_or_jq_not_both(issues_id: str) -> None:
 
 
 # -- MCP -----------------------------------------------------------------------------------------------
-def test_serve_read_fields_with_jq_answers_the_count_and_refuses_env() -> None:
+def test_serve_read_fields_and_registry_run_with_jq_answer_the_count_and_refuse_env() -> None:
     import sys
 
     async def work(client: Any) -> Any:
-        ran = plain(await client.call_tool("registry_run", {"node_type": "read-json", "parameters": {"path": ISSUES}}))
+        run = {"node_type": "read-json", "parameters": {"path": ISSUES}}
+        ran = plain(await client.call_tool("registry_run", {**run, "jq": OPEN_COUNT}))
         execution_id = ran["structuredContent"]["execution_id"]
         counted = plain(await client.call_tool("read_fields", {"execution_id": execution_id, "jq": OPEN_COUNT}))
         refused = plain(await client.call_tool("read_fields", {"execution_id": execution_id, "jq": "$ENV"}))
-        return counted, refused
+        return ran, counted, refused
 
-    counted, refused = in_session([sys.executable, "-m", "pflow_structure", "serve"], work)
+    ran, counted, refused = in_session([sys.executable, "-m", "pflow_structure", "serve"], work)
+    assert (ran["isError"], ran["structuredContent"]["values"]) == (False, {OPEN_COUNT: 13})
     assert (counted["isError"], counted["structuredContent"]) == (False, {OPEN_COUNT: 13})
     assert refused["isError"] is True
     assert texts(refused) == [f"Error: {ENV_REFUSED}"]
@@ -228,13 +230,18 @@ def test_the_proxy_answers_jq_in_one_call_and_refuses_a_broken_expression_before
         write = {"path": str(written), "content": "x"}
         refused = plain(await client.call_tool("write_file", {**write, "_jq": BROKEN}))
         env = plain(await client.call_tool("write_file", {**write, "_jq": "$ENV"}))
-        return counted, refused, env
+        execution_id = json.loads(texts(counted)[0])["execution_id"]
+        read = plain(
+            await client.call_tool("read_fields", {"execution_id": execution_id, "jq": "[.result[].number] | max"})
+        )
+        return counted, refused, env, read
 
     command = [*PROXY, "--", npm_server("mcp-server-filesystem"), str(EXAMPLES_DATA), str(tmp_path)]
-    counted, refused, env = in_session(command, work)
+    counted, refused, env, read = in_session(command, work)
     answer = json.loads(texts(counted)[0])
     assert (counted["isError"], answer["values"]) == (False, {OPEN_COUNT: 13})
     assert answer["rest"].startswith(f"The whole output is cached as {answer['execution_id']}")
+    assert (read["isError"], json.loads(texts(read)[0])) == (False, {"[.result[].number] | max": 150})
     assert (refused["isError"], texts(refused)) == (True, [f"Error: {SYNTAX_ERROR}"])
     assert (env["isError"], texts(env)) == (True, [f"Error: {ENV_REFUSED}"])
     assert not written.exists()  # neither call reached the server
