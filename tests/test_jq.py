@@ -9,12 +9,14 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from pflow_structure.cli.app import main
 from pflow_structure.errors import JqExpressionError, JqRunError
 from pflow_structure.paths.jq import REFUSED, check_jq, run_jq
 from pflow_structure.service import read_fields, registry_run
-from tests.conftest import EXAMPLES_DATA, cli_runner
+from tests.conftest import EXAMPLES_DATA, cli_runner, examples
 from tests.test_mcp_proxy import PROXY, in_session, npm_server, plain, texts
 
 ISSUES = str(EXAMPLES_DATA / "github_issues.json")
@@ -63,6 +65,15 @@ def test_a_refused_name_in_an_interpolation_a_key_variable_or_after_a_closed_com
 ) -> None:
     with pytest.raises(JqExpressionError, match="which is refused"):
         check_jq(expression)
+
+
+@settings(max_examples=examples(300), deadline=None)
+@given(st.text(alphabet='.[]{}()|"\\#$:;,\n env input debug as def x1 @', max_size=40))
+def test_every_expression_is_accepted_or_refused_with_our_error(expression: str) -> None:
+    try:
+        assert check_jq(expression) == expression
+    except JqExpressionError as exc:
+        assert str(exc).startswith(("the jq expression", "a jq expression must be"))
 
 
 def test_a_comment_continued_by_an_odd_backslash_is_read_as_jq_reads_it() -> None:
@@ -256,3 +267,13 @@ def test_a_tool_with_its_own_jq_argument_gets_the_prefixed_one() -> None:
     assert listed["description"] == "Query. (_pflow_structure_jq: pflow-structure's _jq.)"
     sent, selection = take_fields({"_jq": "theirs", "_pflow_structure_jq": ".a"}, tool["inputSchema"])
     assert (sent, selection) == ({"_jq": "theirs"}, Selection(jq=".a"))
+
+
+def test_jq_is_taken_off_before_the_call_goes_downstream() -> None:
+    from tests.test_want_proxy import ECHO
+
+    async def work(client: Any) -> Any:
+        return plain(await client.call_tool("echo_typed", {"text": "hi", "_jq": ".result"}))
+
+    answer = json.loads(texts(in_session([*PROXY, "--", *ECHO], work))[0])
+    assert answer["values"] == {".result": ['ARGS {"text":"hi"}']}  # what the server was sent (text, as lines): no _jq
