@@ -245,14 +245,23 @@ def test_the_proxy_answers_jq_in_one_call_and_refuses_a_broken_expression_before
         read = plain(
             await client.call_tool("read_fields", {"execution_id": execution_id, "jq": "[.result[].number] | max"})
         )
-        return counted, refused, env, read
+        failed = plain(await client.call_tool("read_text_file", {"path": ISSUES, "_jq": ".result.x"}))
+        return counted, refused, env, read, failed
 
     command = [*PROXY, "--", npm_server("mcp-server-filesystem"), str(EXAMPLES_DATA), str(tmp_path)]
-    counted, refused, env, read = in_session(command, work)
+    counted, refused, env, read, failed = in_session(command, work)
     answer = json.loads(texts(counted)[0])
     assert (counted["isError"], answer["values"]) == (False, {OPEN_COUNT: 13})
     assert answer["rest"].startswith(f"The whole output is cached as {answer['execution_id']}")
     assert (read["isError"], json.loads(texts(read)[0])) == (False, {"[.result[].number] | max": 150})
+    # A failure while jq runs answers the cached id and jq's reason, never the whole result.
+    reason = 'the jq expression failed while it ran: Cannot index array with string ("x")'
+    failure = json.loads(texts(failed)[0])
+    assert (failed["isError"], failure["values"]) == (True, {".result.x": None, "_missing": {".result.x": reason}})
+    # A failure while jq runs answers the cached id and jq's reason, never the whole result.
+    reason = 'the jq expression failed while it ran: Cannot index array with string ("x")'
+    failure = json.loads(texts(failed)[0])
+    assert (failed["isError"], failure["values"]) == (True, {".result.x": None, "_missing": {".result.x": reason}})
     assert (refused["isError"], texts(refused)) == (True, [f"Error: {SYNTAX_ERROR}"])
     assert (env["isError"], texts(env)) == (True, [f"Error: {ENV_REFUSED}"])
     assert not written.exists()  # neither call reached the server

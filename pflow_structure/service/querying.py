@@ -223,7 +223,10 @@ def jq_fields_answer(
     cache: CacheBackend | None = None,
 ) -> dict[str, Any]:
     """A run's answer with ``jq``: ``{"execution_id", "node_type", "values": <jq_answer's dict>, "rest"}``,
-    the shape of a ``fields`` answer (:func:`pflow_structure.service.answers.fields_answer`)."""
+    the shape of a ``fields`` answer (:func:`pflow_structure.service.answers.fields_answer`). A jq expression
+    that fails while it runs answers as a path that misses: ``None``, and why under ``values._missing``."""
+    from pflow_structure.errors import JqRunError
+    from pflow_structure.render.budget import MISSING_KEY
     from pflow_structure.service.answers import REST_LINE, answer_budget
 
     budget = answer_budget(max_tokens, settings)
@@ -231,7 +234,10 @@ def jq_fields_answer(
     head = {"execution_id": execution_id, "node_type": described["node_type"]}
     rest = REST_LINE.format(execution_id=execution_id)
     room = max(budget - _count(compact({**head, "rest": rest})) - 10, 1)
-    values = jq_answer(execution_id, expression, max_tokens=room, settings=settings, cache=cache).value
+    try:
+        values = jq_answer(execution_id, expression, max_tokens=room, settings=settings, cache=cache).value
+    except JqRunError as exc:  # the node ran and its output is cached: answer the id with the reason
+        values = {expression: None, MISSING_KEY: {expression: str(exc)}}
     return {**head, "values": values, "rest": rest}
 
 
