@@ -186,6 +186,17 @@ def test_a_result_over_the_budget_pages_and_the_pages_are_the_result(issues_id: 
     assert len(pages) == 100 and pages == whole
 
 
+def test_a_dict_too_large_answers_its_structure_and_asks_to_narrow_the_expression(issues_id: str) -> None:
+    from pflow_structure.service.querying import jq_answer
+
+    more = jq_answer(issues_id, ".result[0]", max_tokens=300).value["_more"][".result[0]"]
+    assert more["shown"] == (
+        "too large to show: its structure; narrow the expression, e.g. (.result[0]) | keys, or (.result[0]) | .KEY"
+    )
+    assert "next" not in more
+    assert list(more["structure"])[:3] == [".", ".url", ".repository_url"]  # paths relative to the result
+
+
 # -- the command line ------------------------------------------------------------------------------
 def test_read_fields_jq_answers_the_count(issues_id: str) -> None:
     result = cli_runner().invoke(main, ["read-fields", issues_id, "--jq", OPEN_COUNT])
