@@ -100,6 +100,9 @@ def test_the_refused_builtins_are_errors_inside_the_program_even_past_the_check(
 def test_without_the_jq_package_the_option_says_how_to_install_it(monkeypatch: pytest.MonkeyPatch) -> None:
     import sys
 
+    from pflow_structure.paths.jq import _compiles
+
+    _compiles.cache_clear()  # an expression compiled before is not compiled again
     monkeypatch.setitem(sys.modules, "jq", None)  # what an import of a missing package raises
     with pytest.raises(JqExpressionError, match=r"cannot be imported here \(.*\): pip install 'jq>=1.13'$"):
         check_jq(".a")

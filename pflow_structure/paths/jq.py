@@ -24,6 +24,7 @@ as jq writes it (``tojson``: integers past 2**53 keep their digits).
 
 from __future__ import annotations
 
+import functools
 import re
 import sys
 
@@ -101,9 +102,16 @@ def check_jq(expression: str) -> str:
             raise JqExpressionError(
                 f"the jq expression uses {name} (line {line}, column {at}), which is refused: it {reason}"
             )
-    _compile(expression)
-    _compile(_guarded(expression))  # the program the child runs (see run_jq)
+    _compiles(expression)
     return expression
+
+
+@functools.lru_cache(maxsize=256)
+def _compiles(expression: str) -> None:
+    """Compile the expression and the program the child runs (:func:`run_jq`): once per expression
+    (about 3 ms each), though a read checks it before reading the cache and again before it runs."""
+    _compile(expression)
+    _compile(_guarded(expression))
 
 
 def run_jq(
