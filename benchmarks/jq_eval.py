@@ -238,7 +238,10 @@ def timing(runs: int = 15) -> str:
             medians[label] = median(seconds)
     base = next(iter(medians.values()))
     lines = ["| read-fields call | median (s) | ratio to the path read |", "|---|---|---|"]
-    lines += [f"| {label} | {value:.3f} | {value / base:.2f}x |" for label, value in medians.items()]
+    lines += [
+        f"| {label.replace('|', chr(92) + '|')} | {value:.3f} | {value / base:.2f}x |"
+        for label, value in medians.items()
+    ]
     return "\n".join(lines)
 
 
