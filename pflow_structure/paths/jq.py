@@ -151,6 +151,8 @@ def run_jq(
             env=None if sys.platform == "win32" else {},  # no environment to read; Windows needs SYSTEMROOT
             check=False,
         )
+    except OSError as exc:  # no interpreter to start (an embedded Python without sys.executable)
+        raise JqRunError(f"cannot start a Python process to run jq in ({sys.executable!r}): {exc}") from None
     except subprocess.TimeoutExpired:  # run() has killed the child and waited for it
         raise JqRunError(
             f"the jq expression ran past its time limit of {time_limit:g} s and was stopped: bound it "
