@@ -14,6 +14,8 @@ secret or a whole payload; adapters (CLI, MCP) pass them through unchanged.
     ├── NodeNotFoundError        (also LookupError)  unknown node type, with close matches
     ├── NodeExecutionError       (also RuntimeError) the node raised; nothing was cached
     ├── ParameterError           (also ValueError)   a node parameter that cannot be used
+    │   └── JqExpressionError                         a jq expression that does not compile or uses what is refused
+    ├── JqRunError               (also RuntimeError) a jq expression that failed, ran too long or answered too much
     ├── UnresolvedReferenceError (also LookupError)  a ${exec-ID:PATH} argument that finds no value
     ├── ReferenceTooLargeError   (also ValueError)   values passed by reference over the size cap
     ├── PflowVersionError        (also RuntimeError) pflow-cli missing or a release the plugin does not know
@@ -253,3 +255,14 @@ class WorkflowStoreError(StructureError, OSError):
 
 class NotRepresentable(StructureError, ValueError):
     """A value this format cannot hold faithfully; the picker then tries another format."""
+
+
+class JqExpressionError(ParameterError):
+    """A jq expression refused before anything runs: it does not compile (jq's own message, with the line
+    and column), it uses something an agent's expression may not (the environment, other inputs, modules),
+    or the jq package cannot be imported here."""
+
+
+class JqRunError(StructureError, RuntimeError):
+    """A jq expression that compiled but failed while it ran (jq's own message), passed its time limit, or
+    answered more than can be kept; the message says how to narrow it."""

@@ -154,14 +154,14 @@ def test_pages_together_are_the_value_byte_for_byte(value: Any, budget: int) -> 
 
 
 def test_a_tool_that_has_its_own_fields_argument_gets_the_prefixed_one_and_says_so() -> None:
-    from pflow_structure.mcp.proxy.selection import take_fields, with_fields_argument
+    from pflow_structure.mcp.proxy.selection import Selection, take_fields, with_fields_argument
 
     tool = {"name": "q", "description": "Query.", "inputSchema": {"type": "object", "properties": {"_fields": {}}}}
     listed = with_fields_argument(tool)
-    assert set(listed["inputSchema"]["properties"]) == {"_fields", "_pflow_structure_fields"}
+    assert set(listed["inputSchema"]["properties"]) == {"_fields", "_pflow_structure_fields", "_jq"}
     assert listed["description"] == "Query. (_pflow_structure_fields: pflow-structure's _fields.)"
     sent, paths = take_fields({"_fields": "theirs", "_pflow_structure_fields": ["a"]}, tool["inputSchema"])
-    assert (sent, paths) == ({"_fields": "theirs"}, ["a"])
+    assert (sent, paths) == ({"_fields": "theirs"}, Selection(paths=["a"]))
 
 
 def test_registry_run_with_fields_answers_values_the_execution_id_and_the_rest_line() -> None:

@@ -551,7 +551,9 @@ def test_read_fields_with_no_paths_is_a_usage_error() -> None:
     execution_id = run_issues()
     outcome = invoke("read-fields", execution_id, "--json")
     assert (outcome.exit_code, outcome.stdout) == (2, "")
-    assert "Missing argument 'PATH...'" in outcome.stderr
+    assert outcome.stderr.endswith(
+        "Error: Give PATH... or --jq EXPR (one of them): the paths to read, or a jq expression.\n"
+    )
 
 
 def test_read_fields_shows_bytes_with_their_length_and_base64() -> None:

@@ -41,6 +41,12 @@ def _cases(execution_id: str, cache_dir: str) -> list[list[str]]:
         ["read-fields", execution_id, "result[0].title", "--format", "json"],
         ["read-fields", execution_id, "result[*].number", "result[*].state", "--limit", "5", "--format", "auto"],
         ["--cache-dir", cache_dir + "-elsewhere", "read-fields", execution_id, "result[1].number"],
+        ["read-fields", execution_id, "--jq", '[.result[] | select(.state == "open")] | length'],
+        ["read-fields", execution_id, "--jq=.result[] | select(.comments > 10) | .number", "--json"],
+        ["read-fields", execution_id, "--jq", ".result | map({number, state})", "--limit", "3", "--format", "auto"],
+        ["read-fields", execution_id, "--jq", "$ENV.HOME"],
+        ["read-fields", execution_id, "--jq", ".result | map(.title"],
+        ["read-fields", execution_id, "--jq", ".result[] | select(.comments > 1000)"],
     ]
 
 
@@ -75,6 +81,8 @@ def test_the_fast_path_prints_what_click_prints(capsys: pytest.CaptureFixture[st
         ["read-fields", EXAMPLE_ID, "x", "--json=yes"],
         ["read-fields", EXAMPLE_ID, "x", "--format", "yaml"],
         ["read-fields", EXAMPLE_ID, "x", "--format"],
+        ["read-fields", EXAMPLE_ID, "x", "--jq", "."],
+        ["read-fields", EXAMPLE_ID, "--jq"],
         ["--cache-dir"],
         ["--cache-dir", "d"],
         ["--verbose", "read-fields", EXAMPLE_ID, "x"],
@@ -93,6 +101,9 @@ def test_plain_forms_are_parsed() -> None:
     )
     assert parse_read_fields(["read-fields", EXAMPLE_ID, "a", "--format", "toon"]) == ReadFieldsArgs(
         EXAMPLE_ID, ["a"], format="toon"
+    )
+    assert parse_read_fields(["read-fields", EXAMPLE_ID, "--jq", ".a | length"]) == ReadFieldsArgs(
+        EXAMPLE_ID, [], jq=".a | length"
     )
 
 

@@ -33,7 +33,7 @@ MARKER = re.compile(r"<!-- docs-test: runs offline(?:, exit (\d+))? -->")
 PLACEHOLDER_ID = re.compile(r"(?<![\w-])(?:EXECUTION_ID|EXEC_ID|NEW_ID|ID|exec-\d+-[0-9a-f]{8})(?![\w-])")
 PRINTED_ID = re.compile(r"exec-\d+-[0-9a-f]{8}")
 OPERATORS = frozenset("();<>|&")
-_READ_OPTIONS = "--char-offset, --format, --help, --json, --limit, --max-tokens, --names, --offset, -h"
+_READ_OPTIONS = "--char-offset, --format, --help, --jq, --json, --limit, --max-tokens, --names, --offset, -h"
 
 
 @dataclass
@@ -302,7 +302,7 @@ def test_a_documented_command_names_a_real_command_and_its_options(where: str, a
         (["cache", "purge"], ["cache: no command 'purge' (it has clear, list, prune, stats)"]),
         (["nodes", "--kind", "flows"], ["nodes: --kind 'flows' is not one of ['nodes', 'workflows']"]),
         (["run", "read-json", "--max-paths"], ["run: --max-paths needs a value"]),
-        (["read-fields", "ID"], ["read-fields: 1 arguments, needs 2 (EXECUTION_ID PATH...)"]),
+        (["read-fields"], ["read-fields: 0 arguments, needs 1 (EXECUTION_ID PATH...)"]),  # PATH... or --jq
         (["format", "a.json", "b.json"], ["format: 2 arguments, takes 1: ['a.json', 'b.json']"]),
         (["--cache-dir", "/tmp/x", "read-fields", "ID", "p", "--format=toon"], []),
         (["nodes", "-h"], []),

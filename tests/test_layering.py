@@ -45,6 +45,7 @@ THIRD_PARTY_HOME = {
     "orjson": {"encoding.jsonio"},
     "wordllama": {"filtering.embedding"},
     "tomlkit": {"cli.toml_configs"},
+    "jq": {"paths.jq"},
 }
 
 
@@ -251,6 +252,7 @@ def test_heavy_libraries_are_imported_lazily() -> None:
                 "filelock",
                 "redis",
                 "wordllama",
+                "jq",
             ):
                 assert not top_level, f"{module}:{line} imports {imported} at module level"
 

@@ -130,8 +130,8 @@ def test_the_tool_list_is_the_downstreams_plus_read_fields(tree: Path) -> None:
     assert [tool["name"] for tool in proxied] == [tool["name"] for tool in direct] + ["read_fields", "edit_fields"]
     for ours, theirs in zip(proxied, direct, strict=False):
         assert ours["description"] == theirs["description"]
-        # What the proxy adds to every tool: _want and _fields (issue 28).
-        added = {key: ours["inputSchema"]["properties"][key] for key in ("_want", "_fields")}
+        # What the proxy adds to every tool: _want and _fields (issue 28), _jq (issue 36).
+        added = {key: ours["inputSchema"]["properties"][key] for key in ("_want", "_fields", "_jq")}
         assert added["_want"]["type"] == "string"
         properties = {**theirs["inputSchema"]["properties"], **added}
         assert ours["inputSchema"] == {**theirs["inputSchema"], "properties": properties}
@@ -141,7 +141,7 @@ def test_the_tool_list_is_the_downstreams_plus_read_fields(tree: Path) -> None:
         assert 0 < grown <= 40, f"{ours['name']}: {grown} tokens"
         assert "outputSchema" in theirs and "outputSchema" not in ours  # a structure answer would not match it
     read_tool, edit_tool = proxied[-2:]
-    assert read_tool["inputSchema"]["required"] == ["execution_id", "field_paths"]
+    assert read_tool["inputSchema"]["required"] == ["execution_id"]  # field_paths, or jq
     assert all(spec.get("description") for spec in read_tool["inputSchema"]["properties"].values())
     assert edit_tool["inputSchema"]["required"] == ["execution_id"]
     assert all(spec.get("description") for spec in edit_tool["inputSchema"]["properties"].values())

@@ -27,11 +27,8 @@ def test_every_proxied_tool_offers_want_and_it_costs_at_most_15_tokens_of_descri
         "type": "object",
         "properties": {
             "_want": {"type": "string", "description": WANT_DESCRIPTION},
-            "_fields": {
-                "type": "array",
-                "items": {"type": "string"},
-                "description": "Read these paths now",
-            },
+            "_fields": {"type": "array", "description": "Read these paths now"},
+            "_jq": {"type": "string"},
         },
     }
     assert tools["echo_typed"]["inputSchema"]["properties"]["_want"]["description"] == WANT_DESCRIPTION
@@ -55,7 +52,7 @@ def test_a_tool_with_a_want_of_its_own_keeps_it_and_ours_is_prefixed_and_said() 
         return tools["echo_own_want"], plain(await client.call_tool("echo_own_want", arguments))
 
     tool, answer = in_session([*PROXY, "--", *ECHO], work)
-    assert set(tool["inputSchema"]["properties"]) == {"_want", WANT_PREFIXED, "_fields"}
+    assert set(tool["inputSchema"]["properties"]) == {"_want", WANT_PREFIXED, "_fields", "_jq"}
     assert tool["description"].endswith(f"\n(pflow-structure: {WANT_PREFIXED} is our want.)")
     assert texts(answer) == ['ARGS {"_want":"theirs"}']
 

@@ -74,6 +74,12 @@ _JSON_NUMBER = re.compile(r"-?(?:0|[1-9][0-9]*)(?:\.[0-9]+)?(?:[eE][+-]?[0-9]+)?
     help="Print the values at PATH (repeatable; any read-fields path) instead of the structure.",
 )
 @click.option("--max-tokens", type=click.IntRange(min=1), help="Most o200k tokens in the answer [default 8000].")
+@click.option(
+    "--jq",
+    "jq_expression",
+    metavar="EXPR",
+    help="Print the result of a jq expression over the output instead of the structure (checked before NODE runs).",
+)
 @click.pass_context
 @fails_cleanly
 def run(
@@ -87,6 +93,7 @@ def run(
     want: str | None,
     fields: Sequence[str],
     max_tokens: int | None,
+    jq_expression: str | None,
 ) -> None:
     """Run NODE and print the structure of its output and an execution id.
 
@@ -100,13 +107,15 @@ def run(
     [0].title, is result[0].title); --flat prints each path in full. --want "TEXT" lists
     first the fields whose names match the words, and a read-fields command for them.
     --field PATH prints the values at PATH instead, in the same call (a path that misses
-    says why and brings the structure); the rest stays cached. Answers stay under --max-tokens.
+    says why and brings the structure); --jq EXPR prints a jq expression's result. The rest
+    stays cached. Answers stay under --max-tokens.
 
     \b
     Example:
       pflow-structure run read-json path=examples/data/github_issues.json
       pflow-structure run read-json path=examples/data/github_issues.json --want "who opened each issue"
       pflow-structure run read-json path=examples/data/github_issues.json --field 'result[*].number'
+      pflow-structure run read-json path=examples/data/github_issues.json --jq '.result | length'
       pflow-structure run shell command='gh api repos/o/r/issues'
     """
     from pflow_structure.render.structure_text import render_structure_text
@@ -118,8 +127,15 @@ def run(
         settings = settings.replace(max_paths=max_paths)
     chosen = list(fields) if fields else None
     result = registry_run(
-        node, parameters, settings=settings, all_fields=all_fields, want=want, fields=chosen, max_tokens=max_tokens
-    )
+        node, parameters, settings=settings, all_fields=all_fields, want=want, fields=chosen, max_tokens=max_tokens,
+        jq=jq_expression,
+    )  # fmt: skip
+    if jq_expression is not None:
+        from pflow_structure.service.field_answers import fields_found
+        from pflow_structure.service.querying import jq_fields_text
+
+        echo_json(result) if as_json else echo_text(jq_fields_text(result, jq_expression))
+        ctx.exit(0 if fields_found(result) else 1)
     if chosen is not None:
         from pflow_structure.service.field_answers import fields_found, fields_text
 
@@ -178,7 +194,7 @@ def _typed_value(raw: str) -> Any:
 
 @main.command("read-fields", context_settings=CONTEXT_SETTINGS)
 @click.argument("execution_id")
-@click.argument("paths", nargs=-1, required=True, metavar="PATH...")
+@click.argument("paths", nargs=-1, metavar="PATH...")
 @click.option("--json", "as_json", is_flag=True, help="Print {path: value} as JSON (what MCP returns).")
 @click.option("--limit", type=click.IntRange(min=0), help="Most items returned per wildcard or JSONPath path.")
 @click.option("--offset", type=click.IntRange(min=0), default=0, show_default=True, help="Items to skip first.")
@@ -208,6 +224,13 @@ def _typed_value(raw: str) -> Any:
     help="Each value of a [*] or JSONPath path with the path of its node: template (result[3].labels[0].name) "
     "or normalized (RFC 9535: $['result'][3]['labels'][0]['name']).",
 )
+@click.option(
+    "--jq",
+    "jq_expression",
+    metavar="EXPR",
+    help="Print the result of a jq expression over the output instead of paths ('.result | length'); "
+    "several results come as a list. See docs/jq.md.",
+)
 @click.pass_context
 @fails_cleanly
 def read_fields_command(
@@ -221,8 +244,9 @@ def read_fields_command(
     max_tokens: int | None,
     format_name: str,
     names: str | None,
+    jq_expression: str | None,
 ) -> None:
-    """Print the values at PATH... of a cached execution.
+    """Print the values at PATH... of a cached execution, or the result of --jq EXPR.
 
     \b
     Paths:
@@ -232,6 +256,7 @@ def read_fields_command(
       result[*].labels[*].name   a list per item (--names: each value with its path)
       result[0]["content-type"]  a key that is not a plain name
       '$..title'                 JSONPath, RFC 9535 (also filters: result[?@.state=='open'].title)
+      --jq '[.result[] | select(.state == "open")] | length'   jq: count, sort, group
 
     A path that resolves to nothing prints null and says why (--json: under "_missing").
     The answer stays under a token budget (--max-tokens): past it a list pages, a long string
@@ -243,6 +268,8 @@ def read_fields_command(
     # through read_fields_output, so the two paths cannot drift apart.
     if as_json and format_name not in ("text", "json"):
         raise click.UsageError(f"--json prints JSON; it cannot be combined with --format {format_name}.")
+    if bool(paths) == (jq_expression is not None):
+        raise click.UsageError("Give PATH... or --jq EXPR (one of them): the paths to read, or a jq expression.")
     cache_dir = ctx.find_root().params.get("cache_dir")
     args = ReadFieldsArgs(
         execution_id,
@@ -255,6 +282,7 @@ def read_fields_command(
         char_offset=char_offset,
         max_tokens=max_tokens,
         names=names,
+        jq=jq_expression,
     )
     output = read_fields_output(args)
     if output.stdout:
@@ -285,7 +313,8 @@ def serve(ctx: click.Context, use_http: bool, host: str, port: int, token: str |
     (the full interfaces of the chosen few). Put this in an MCP client's configuration, e.g.
     {"command": "pflow-structure", "args": ["serve"]}; see examples/mcp/.
     """
-    from pflow_structure.mcp.server import LOOPBACK, build_server, serve_http
+    from pflow_structure.mcp.http_server import LOOPBACK, serve_http
+    from pflow_structure.mcp.server import build_server
 
     if not use_http:
         build_server(settings_for(ctx)).run()

@@ -5,7 +5,7 @@ about as much as the rest of the command (40-70 ms here). This module reads the 
 of that one command itself::
 
     pflow-structure [--cache-dir DIR] read-fields ID [PATH...] [--json] [--limit N] [--offset N] [--format F]
-        [--char-offset N] [--max-tokens N] [--names template|normalized]
+        [--char-offset N] [--max-tokens N] [--names template|normalized] [--jq EXPR]
 
 and hands everything else (help, any other command, anything unusual such as ``--``, a
 bad number or an unknown option) to the click CLI in :mod:`pflow_structure.cli`, which owns
@@ -72,6 +72,9 @@ def _run_like_click(args: ReadFieldsArgs) -> int:
         return 1
 
 
+READ_OPTIONS = ("--limit", "--offset", "--format", "--char-offset", "--max-tokens", "--names", "--jq")
+
+
 def parse_read_fields(argv: Sequence[str]) -> ReadFieldsArgs | None:
     """The arguments of a plain ``read-fields`` call, or None to let click handle ``argv``."""
     tokens = list(argv)
@@ -85,12 +88,15 @@ def parse_read_fields(argv: Sequence[str]) -> ReadFieldsArgs | None:
         token = rest.pop(0)
         if token == "--json":
             options["as_json"] = True
-        elif token.split("=", 1)[0] in ("--limit", "--offset", "--format", "--char-offset", "--max-tokens", "--names"):
+        elif token.split("=", 1)[0] in READ_OPTIONS:
             name, equals, value = token.partition("=")
             if not equals:
                 if not rest:
                     return None
                 value = rest.pop(0)
+            if name == "--jq":
+                options["jq"] = value
+                continue
             if name in ("--format", "--names"):
                 if value not in (READ_FORMATS if name == "--format" else NAMES):
                     return None  # click words the usage error
@@ -105,8 +111,11 @@ def parse_read_fields(argv: Sequence[str]) -> ReadFieldsArgs | None:
             return None  # --help, --, an unknown option: click's business
         else:
             positional.append(token)
-    if len(positional) < 2 or (options["as_json"] and options["format"] not in ("text", "json")):
-        return None  # no id or no path, or --json with another --format: click words the usage error
+    wanted = 1 if "jq" in options else 2  # the id, and paths or --jq (not both)
+    if len(positional) < wanted or ("jq" in options and len(positional) > 1):
+        return None  # no id, no path, or paths and --jq: click words the usage error
+    if options["as_json"] and options["format"] not in ("text", "json"):
+        return None  # --json with another --format: click words the usage error
     return ReadFieldsArgs(positional[0], positional[1:], cache_dir=cache_dir, **options)
 
 

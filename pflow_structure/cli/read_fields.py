@@ -28,6 +28,7 @@ class ReadFieldsArgs(NamedTuple):
     char_offset: int = 0
     max_tokens: int | None = None
     names: str | None = None
+    jq: str | None = None
 
 
 class ReadFieldsOutput(NamedTuple):
@@ -51,6 +52,14 @@ def read_fields_output(args: ReadFieldsArgs) -> ReadFieldsOutput:
 
     settings = Settings.from_env(cache_dir=args.cache_dir)
     format_name = "json" if args.as_json else args.format
+    if args.jq is not None:  # the expression's result instead of paths (pflow_structure.service.querying)
+        from pflow_structure.service.querying import jq_text_answer
+
+        found = jq_text_answer(
+            args.execution_id, args.jq, format_name, limit=args.limit, offset=args.offset,
+            char_offset=args.char_offset, max_tokens=args.max_tokens, style="cli", settings=settings,
+        )  # fmt: skip
+        return ReadFieldsOutput(found.text, found.notes, found.found)
     max_items = TEXT_MAX_ITEMS
     answer = read_fields_text_call(
         args.execution_id,

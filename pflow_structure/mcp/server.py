@@ -20,9 +20,11 @@ from pflow_structure.mcp.tools import (
     CHAR_OFFSET_DESCRIPTION,
     DELETE_DESCRIPTION,
     FIELDS_DESCRIPTION,
+    JQ_DESCRIPTION,
     MAX_TOKENS_DESCRIPTION,
     NAMES_DESCRIPTION,
     OFFSET_DESCRIPTION,
+    QUERY_LANGUAGES,
     SET_DESCRIPTION,
     ReadPaging,
 )
@@ -79,6 +81,7 @@ def build_server(settings: Settings | None = None, *, host: str = "127.0.0.1") -
         ] = None,
         fields: Annotated[list[str] | None, Field(description=FIELDS_DESCRIPTION)] = None,
         max_tokens: Annotated[int | None, Field(description=MAX_TOKENS_DESCRIPTION, ge=1)] = None,
+        jq: Annotated[str | None, Field(description=JQ_DESCRIPTION)] = None,
         ctx: Context = None,  # type: ignore[valid-type]  # the SDK's class, chosen at run time (compat.py)
     ) -> CallToolResult:
         """Run a node and get its execution_id and the structure of its output, not the values.
@@ -87,7 +90,7 @@ def build_server(settings: Settings | None = None, *, host: str = "127.0.0.1") -
         their type and statistics. When a large structure is filtered, hidden names each object's
         keys that are not shown (OBJECT.NAME reads back too). Read values afterwards with read_fields.
         A parameter "${execution_id:path}" passes a cached value on unread. With fields (paths, as
-        read_fields takes them) the answer is their values instead of the structure, in the same call.
+        read_fields takes them) or jq (an expression) the answer is their values instead of the structure.
         """
         from pflow_structure.mcp.compat import to_dict
         from pflow_structure.service.usage import CountedRun
@@ -99,27 +102,31 @@ def build_server(settings: Settings | None = None, *, host: str = "127.0.0.1") -
             chosen = None if fields is None else list(fields)
             # An agent's answer is always bounded, all_fields included (the Python API leaves that to the caller).
             budget = max_tokens if max_tokens is not None or not all_fields else session.answer_budget
-            return run(node_type, parameters or {}, all_fields=all_fields, want=want, fields=chosen, max_tokens=budget)
+            return run(
+                node_type, parameters or {}, all_fields=all_fields, want=want, fields=chosen, max_tokens=budget, jq=jq
+            )
 
-        answer: CallToolResult = await answer_from(call, found=None if fields is None else _fields_found)
+        selected = fields is not None or jq is not None
+        answer: CallToolResult = await answer_from(call, found=_fields_found if selected else None)
         await asyncio.to_thread(run.record, node_type, to_dict(answer))
         return answer
 
     async def read_fields(
         execution_id: Annotated[str, Field(description="The execution_id registry_run returned.")],
         field_paths: Annotated[
-            list[str],
+            list[str] | None,
             Field(
                 description="Paths to read, e.g. ['result[0].title', 'result[*].number']: [*] for every item, "
                 "negative indices, or JSONPath starting with $."
             ),
-        ],
+        ] = None,
         limit: Annotated[int | None, Field(description="Most items returned per [*] or JSONPath path.", ge=0)] = None,
         offset: Annotated[int, Field(description=OFFSET_DESCRIPTION, ge=0)] = 0,
         format: Annotated[ReadFormat, Field(description=READ_FORMAT_DESCRIPTION)] = "json",
         char_offset: Annotated[int, Field(description=CHAR_OFFSET_DESCRIPTION, ge=0)] = 0,
         max_tokens: Annotated[int | None, Field(description=MAX_TOKENS_DESCRIPTION, ge=1)] = None,
         names: Annotated[Literal["template", "normalized"] | None, Field(description=NAMES_DESCRIPTION)] = None,
+        jq: Annotated[str | None, Field(description=JQ_DESCRIPTION)] = None,
         ctx: Context = None,  # type: ignore[valid-type]  # the SDK's class, chosen at run time (compat.py)
     ) -> CallToolResult:
         """Read the values at chosen paths of an execution: {path: value}; null where a path finds nothing,
@@ -134,8 +141,11 @@ def build_server(settings: Settings | None = None, *, host: str = "127.0.0.1") -
 
         paging = ReadPaging(limit, offset, char_offset, max_tokens, names)
         session = for_session(ctx)
-        if format != "json":
-            answer: CallToolResult = await answer_read_text(execution_id, list(field_paths), format, paging, session)
+        answer: CallToolResult
+        if jq is not None or not field_paths:
+            answer = await answer_read_jq(execution_id, list(field_paths or []), jq, format, paging, session)
+        elif format != "json":
+            answer = await answer_read_text(execution_id, list(field_paths), format, paging, session)
         else:
             answer = await answer_read_json(execution_id, list(field_paths), paging, session)
         await asyncio.to_thread(record_read, session, execution_id, to_dict(answer))
@@ -207,8 +217,9 @@ def build_server(settings: Settings | None = None, *, host: str = "127.0.0.1") -
     answering = (registry_run, read_fields, edit_fields)  # answers within the budget: their size is declared
     for tool in (registry_run, read_fields, edit_fields, list_nodes, describe_nodes):
         declares = tool in answering and "meta" in inspect.signature(server.tool).parameters  # mcp 1.x: from 1.15
+        extra = f"\n\n{QUERY_LANGUAGES}" if tool is read_fields else ""
         options = {"meta": declared_size(settings or Settings.from_env())} if declares else {}
-        server.tool(name=tool.__name__, description=inspect.cleandoc(tool.__doc__ or ""), **options)(tool)
+        server.tool(name=tool.__name__, description=inspect.cleandoc(tool.__doc__ or "") + extra, **options)(tool)
     return server
 
 
@@ -244,6 +255,9 @@ async def answer_read_fields(arguments: dict[str, Any], settings: Settings) -> d
     except ParameterError as exc:
         return to_dict(error_result(exc, "proxy"))
     format_name = arguments.get("format") or "json"
+    if arguments.get("jq") is not None or not paths:
+        jq = arguments.get("jq")
+        return to_dict(await answer_read_jq(execution_id, paths, jq, format_name, paging, settings, "proxy"))
     if format_name != "json":  # the service refuses a name that is not in READ_FORMATS
         return to_dict(await answer_read_text(execution_id, paths, format_name, paging, settings, "proxy"))
     return to_dict(await answer_read_json(execution_id, paths, paging, settings, "proxy"))
@@ -263,6 +277,33 @@ async def answer_read_json(
     )
     if failed is not None:
         return failed
+    text = compact_json(answer.value)
+    return tool_result(json.loads(text), text, is_error=not answer.found)
+
+
+async def answer_read_jq(
+    execution_id: str, field_paths: list[str], jq: Any, format_name: str, paging: ReadPaging, settings: Settings | None,
+    caller: str = "serve",
+) -> Any:  # fmt: skip
+    """``read_fields`` with ``jq``: the expression's result (:mod:`pflow_structure.service.querying`), as JSON
+    or as text in ``format_name``; isError when jq answered nothing or the call gives paths and jq, or neither."""
+    from pflow_structure.mcp.compat import tool_result
+    from pflow_structure.mcp.tools import checked_jq
+    from pflow_structure.service.querying import jq_answer, jq_text_answer
+
+    pages = {key: value for key, value in paging._asdict().items() if key != "names"}  # jq's values have no paths
+
+    def call() -> Any:
+        expression = checked_jq(field_paths, jq)
+        if format_name == "json":
+            return jq_answer(execution_id, expression, settings=settings, **pages)
+        return jq_text_answer(execution_id, expression, format_name, settings=settings, **pages)
+
+    failed, answer = await _run_service(call, caller)
+    if failed is not None:
+        return failed
+    if format_name != "json":
+        return tool_result(None, "\n".join([answer.text, *answer.notes]).strip(), is_error=not answer.found)
     text = compact_json(answer.value)
     return tool_result(json.loads(text), text, is_error=not answer.found)
 
@@ -371,51 +412,3 @@ def compact_json(value: Any) -> str:
     from pflow_structure.render.output_text import format_json
 
     return format_json(value, compact=True)
-
-
-LOOPBACK = ("127.0.0.1", "localhost", "::1")
-KEEP_ALIVE_SECONDS = 75
-
-
-def serve_http(settings: Settings | None, host: str, port: int, token: str | None) -> None:
-    """Streamable HTTP at ``http://HOST:PORT/mcp``; a bearer token is required when ``token`` is set."""
-    import uvicorn
-
-    from pflow_structure.mcp.compat import http_app
-
-    app = http_app(build_server(settings, host=host), host)
-    # Keep-alive longer than a client's idle pool (httpx: 5 s) and a load balancer's idle timeout (often
-    # 60 s): with uvicorn's 5 s default, a reused connection can close under a request in flight.
-    uvicorn.run(
-        BearerAuth(app, token) if token else app,
-        host=host,
-        port=port,
-        log_level="warning",
-        timeout_keep_alive=KEEP_ALIVE_SECONDS,
-    )
-
-
-class BearerAuth:
-    """ASGI middleware: HTTP requests without ``Authorization: Bearer TOKEN`` get 401."""
-
-    def __init__(self, app: Any, token: str) -> None:
-        self.app = app
-        self.expected = f"Bearer {token}".encode()
-
-    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
-        import hmac
-
-        if scope["type"] == "http":
-            given = next((value for name, value in scope["headers"] if name == b"authorization"), b"")
-            if not hmac.compare_digest(given, self.expected):
-                await send(
-                    {
-                        "type": "http.response.start",
-                        "status": 401,
-                        "headers": [(b"content-type", b"application/json"), (b"www-authenticate", b"Bearer")],
-                    }
-                )
-                body = b'{"error": "send Authorization: Bearer <the token in PFLOW_STRUCTURE_MCP_TOKEN>"}'
-                await send({"type": "http.response.body", "body": body})
-                return
-        await self.app(scope, receive, send)

@@ -54,11 +54,17 @@ def edit_arguments(arguments: Mapping[str, Any]) -> tuple[str, dict[str, Any], l
     return execution_id, set_values, delete
 
 
+# Which language when, with an example each (docs/jq.md says more): in both read_fields descriptions.
+QUERY_LANGUAGES = (
+    "Paths read values you can name (result[*].title); a JSONPath filter picks items "
+    "($.result[?(@.state=='open')].title); two [*] keep one list per parent (result[*].labels[*].name); "
+    "jq counts, sorts and groups: jq='[.result[] | select(.state==\"open\")] | length'."
+)
 READ_TOOL_DESCRIPTION = (
     "Read values from a result the proxy cached because it was too large to show. Give the execution_id from "
     "that answer and the paths you need, as its structure lists them: {path: value}; null where a path finds "
     "nothing, and _missing says why and what is near. Answers stay under a token budget: _more gives the exact "
-    'arguments for the rest. Pass values on unread: "${execution_id:path}" in any argument.'
+    'arguments for the rest. Pass values on unread: "${execution_id:path}" in any argument. ' + QUERY_LANGUAGES
 )
 OFFSET_DESCRIPTION = "Items to skip first, for paging [*] paths (and a plain list read on as PATH[*])."
 CHAR_OFFSET_DESCRIPTION = "Characters to skip first in a path that names one long string (as _more says)."
@@ -71,6 +77,7 @@ NAMES_DESCRIPTION = (
     "(RFC 9535: $['result'][3]['name'])."
 )
 MAX_TOKENS_DESCRIPTION = "Most o200k tokens in the answer (default 8000, PFLOW_STRUCTURE_ANSWER_BUDGET)."
+JQ_DESCRIPTION = "A jq expression instead of paths: its result is the answer (several results as a list)."
 
 
 class ReadPaging(NamedTuple):
@@ -103,8 +110,9 @@ READ_TOOL_SCHEMA = {
             "enum": list(READ_FORMATS),
             "description": READ_FORMAT_DESCRIPTION,
         },
+        "jq": {"type": "string", "description": JQ_DESCRIPTION},
     },
-    "required": ["execution_id", "field_paths"],
+    "required": ["execution_id"],
 }
 
 
@@ -115,6 +123,8 @@ def read_arguments(arguments: dict[str, Any]) -> tuple[str, list[str], ReadPagin
         raise ParameterError("execution_id is required: the execution_id from the cached answer")
     if isinstance(paths, str):
         paths = [paths]
+    if paths is None and arguments.get("jq") is not None:
+        paths = []  # a jq expression instead of paths
     if not isinstance(paths, list) or not all(isinstance(path, str) for path in paths):
         raise ParameterError('field_paths must be a list of paths, e.g. ["result[0].name"]')
     numbers = {name: arguments.get(name) for name in ("limit", "offset", "char_offset", "max_tokens")}
@@ -129,3 +139,11 @@ def read_arguments(arguments: dict[str, Any]) -> tuple[str, list[str], ReadPagin
         numbers["limit"], numbers["offset"] or 0, numbers["char_offset"] or 0, numbers["max_tokens"], names
     )
     return execution_id, paths, paging
+
+
+def checked_jq(field_paths: list[str], jq: Any) -> str:
+    """The jq expression of a ``read_fields`` call that gives one instead of paths; ParameterError otherwise."""
+    if field_paths or not isinstance(jq, str):
+        reason = "not both" if field_paths else f"jq must be a string, not {jq!r}" if jq is not None else "one of them"
+        raise ParameterError(f"give field_paths (paths to read) or jq (an expression): {reason}")
+    return jq

@@ -32,9 +32,12 @@ def registry_run(
     want: str | None = None,
     fields: Sequence[str] | None = None,
     max_tokens: int | None = None,
+    jq: str | None = None,
 ) -> dict[str, Any]:
     """Run a node, cache what it wrote, and return its structure (no values); with ``fields``, the
-    values at those paths instead (:func:`pflow_structure.service.answers.fields_answer`). The answer
+    values at those paths instead (:func:`pflow_structure.service.answers.fields_answer`); with ``jq``
+    (an expression, checked before the node runs), its result in the same shape
+    (:func:`pflow_structure.service.querying.jq_fields_answer`). The answer
     stays under ``max_tokens`` (else the answer budget); with ``all_fields`` only an explicit ``max_tokens`` bounds it.
 
     Returns the spec's dict: ``execution_id``, ``node_type``, ``structure``,
@@ -51,6 +54,13 @@ def registry_run(
     """
     from pflow_structure.service.arguments import resolve_arguments
 
+    if jq is not None:
+        from pflow_structure.errors import ParameterError
+        from pflow_structure.paths.jq import check_jq
+
+        if fields is not None:
+            raise ParameterError("give fields (paths) or jq (an expression), not both")
+        check_jq(jq)  # refused before the node runs
     settings = settings or Settings.from_env()
     cache = cache or settings.cache()
     params = dict(parameters or {})
@@ -64,6 +74,10 @@ def registry_run(
     from pflow_structure.service.clients import answer_counter
     from pflow_structure.service.field_answers import fields_answer
 
+    if jq is not None:
+        from pflow_structure.service.querying import jq_fields_answer
+
+        return jq_fields_answer(described, jq, max_tokens=max_tokens, settings=settings, cache=cache)
     if fields is None:  # all_fields asks for every path: bounded only by an explicit max_tokens
         bounded = max_tokens is not None or not all_fields
         budget, count = answer_budget(max_tokens, settings), answer_counter(max_tokens, settings)
@@ -310,14 +324,17 @@ def _summarise(notes: Sequence[str], execution_id: str) -> list[str]:
 
 def read_fields(
     execution_id: str,
-    field_paths: Sequence[str],
+    field_paths: Sequence[str] = (),
     *,
     limit: int | None = None,
     offset: int = 0,
     settings: Settings | None = None,
     cache: CacheBackend | None = None,
+    jq: str | None = None,
 ) -> dict[str, Any]:
-    """Read chosen values from an execution: ``{path: value}``.
+    """Read chosen values from an execution: ``{path: value}``; with ``jq`` (an expression, instead of
+    paths), ``{expression: its result}`` (a stream of results as a list, None when it answers nothing;
+    see :mod:`pflow_structure.paths.jq` for what it refuses and its limits).
 
     Each path is resolved independently; one that is invalid or resolves to nothing gives
     ``None``. Wildcard and JSONPath paths give lists, paged by ``offset`` and ``limit``.
@@ -326,7 +343,16 @@ def read_fields(
 
     >>> read_fields(run["execution_id"], ["result[0].title", "result[*].number"])  # doctest: +SKIP
     {'result[0].title': 'Fix authentication bug', 'result[*].number': [101, 100, 99]}
+    >>> read_fields(run["execution_id"], jq='[.result[] | select(.state == "open")] | length')  # doctest: +SKIP
+    {'[.result[] | select(.state == "open")] | length': 13}
     """
+    if jq is not None:
+        from pflow_structure.errors import ParameterError
+        from pflow_structure.service.querying import read_jq
+
+        if field_paths:
+            raise ParameterError("give field_paths or jq (an expression), not both")
+        return read_jq(execution_id, jq, settings=settings, cache=cache)
     readout = read_fields_detailed(
         execution_id, field_paths, limit=limit, offset=offset, settings=settings, cache=cache
     )

@@ -39,7 +39,7 @@ from pflow_structure.mcp.proxy.downstream import DEFAULT_START_TIMEOUT, Downstre
 from pflow_structure.mcp.proxy.gateway import Gateway
 from pflow_structure.mcp.proxy.listing import Listing
 from pflow_structure.mcp.proxy.remote import Upstream
-from pflow_structure.mcp.proxy.selection import take_fields
+from pflow_structure.mcp.proxy.selection import Selection, take_fields
 from pflow_structure.mcp.proxy.shaping import DEFAULT_BUDGET, pop_want, tool_schemas
 from pflow_structure.mcp.proxy.toollist import listed_tools, our_tools, proxied_tool
 from pflow_structure.mcp.tools import EDIT_TOOL, READ_TOOL
@@ -56,8 +56,9 @@ INSTRUCTIONS = (
     "Answers from this server come through pflow-structure {version}: a result too large to show comes back as an "
     "execution_id and its structure (template paths such as result[0].name with types and counts); call "
     "{read_tool} with that execution_id and only the paths you need. Any tool also takes _want (plain words for "
-    "the fields you need: the structure lists them first) and _fields (paths you know already: their values come "
-    "back in the same call, the rest stays cached)."
+    "the fields you need: the structure lists them first), _fields (paths you know already: their values come "
+    "back in the same call, the rest stays cached) and _jq (a jq expression: its result comes back instead, for "
+    "counting, sorting and grouping)."
 )
 SHORT_LIST = (
     "The tool list is short: {describe} gives the full definition of the tools you name, {search} finds tools for a "
@@ -306,13 +307,13 @@ class Proxy(Listing):
             return _result(request["id"], await self._answer_ours(str(name), arguments))
         if self.tools_mode != "full" and name in (self.describe_tool, self.search_tool):
             return _result(request["id"], await self.discover(str(name), arguments))
-        ours_named = any("want" in key or "fields" in key for key in arguments)
+        ours_named = any(word in key for key in arguments for word in ("want", "fields", "jq"))
         if name not in self.schemas and not self.names_known and ours_named:
             with contextlib.suppress(DownstreamError):
                 await self.choose_names()  # whether the tool has a _want or _fields of its own decides ours
         arguments, want = pop_want(arguments, self.schemas.get(str(name)))
         try:
-            arguments, fields = take_fields(arguments, self.schemas.get(str(name)))  # _fields is ours
+            arguments, fields = take_fields(arguments, self.schemas.get(str(name)))  # _fields and _jq are ours
         except ParameterError as exc:
             return _result(request["id"], _tool_error(f"Error: {exc}"))
         sent, failed = await self._resolve(str(name), arguments)  # ${exec-ID:PATH}, before the server sees it
@@ -368,7 +369,7 @@ class Proxy(Listing):
         return await resolved_or_error(arguments, self.schemas.get(name), self.settings, "proxy")
 
     def _shape(
-        self, tool: str, arguments: dict[str, Any], result: dict[str, Any], want: str | None, fields: list[str] | None
+        self, tool: str, arguments: dict[str, Any], result: dict[str, Any], want: str | None, fields: Selection | None
     ) -> Any:
         from pflow_structure.mcp.proxy.selection import fields_result
         from pflow_structure.mcp.proxy.shaping import Shaped, shape_and_store

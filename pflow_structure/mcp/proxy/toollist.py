@@ -1,6 +1,6 @@
 """The proxy's tool list in three sizes, and the two tools that give the rest on demand.
 
-``--tools full`` lists every tool as the server does, with ``_want`` and ``_fields`` added (as before
+``--tools full`` lists every tool as the server does, with ``_want``, ``_fields`` and ``_jq`` added (as before
 issue 39). ``--tools compact`` keeps every tool's whole interface in fewer tokens
 (:func:`compact_tool`: each description cut to its first sentence, ``$schema``, titles, defaults,
 examples and ``additionalProperties: false`` left out; never a property, a ``required`` entry, a type
@@ -290,7 +290,7 @@ def _error(text: str) -> dict[str, Any]:
 
 
 def proxied_tool(tool: Mapping[str, Any]) -> dict[str, Any]:
-    """``tool`` as ``--tools full`` lists it: ``_want`` and ``_fields`` added, no output schema (a
+    """``tool`` as ``--tools full`` lists it: ``_want``, ``_fields`` and ``_jq`` added, no output schema (a
     structure answer would not match it)."""
     from pflow_structure.mcp.proxy.selection import with_fields_argument
     from pflow_structure.mcp.proxy.shaping import with_want
