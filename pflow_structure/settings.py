@@ -19,6 +19,8 @@ variable                            meaning                                  def
                                     (pip install 'pflow-structure[want]')
 ``PFLOW_STRUCTURE_ANSWER_BUDGET``   most o200k tokens in one answer          8000
                                     (read_fields, fields, run; pages past it)
+``PFLOW_STRUCTURE_WANT_BUDGET``     most o200k tokens in a ``want`` answer     1500
+                                    (its values and map; max_tokens per call)
 ==================================  =======================================  ==============
 """
 
@@ -52,6 +54,8 @@ ENV_PFLOW_REGISTRY = "PFLOW_STRUCTURE_PFLOW_REGISTRY"
 ENV_MAX_REFERENCE_SIZE = "PFLOW_STRUCTURE_MAX_REFERENCE_SIZE"
 ENV_MAX_MESSAGE_SIZE = "PFLOW_STRUCTURE_MAX_MESSAGE_SIZE"
 ENV_ANSWER_BUDGET = "PFLOW_STRUCTURE_ANSWER_BUDGET"
+ENV_WANT_BUDGET = "PFLOW_STRUCTURE_WANT_BUDGET"
+DEFAULT_WANT_BUDGET = 1500  # o200k tokens: a want answer's values and map (issue 35: values a question needs ~100)
 DEFAULT_ANSWER_BUDGET = 8000  # o200k tokens: under Claude Code's 10,000 warning and Codex's ~10 KiB
 DEFAULT_MAX_MESSAGE_BYTES = 256 * 1024**2
 # The defaults of the core modules, written out so that building settings (every read-fields
@@ -82,6 +86,7 @@ _FIELDS = (
     "cache_url",
     "max_reference_bytes",
     "answer_budget",
+    "want_budget",
 )
 _UNITS = {"": 1, "b": 1, "kb": 1024, "mb": 1024**2, "gb": 1024**3, "tb": 1024**4}
 
@@ -105,6 +110,7 @@ class Settings:
         "max_reference_bytes",
         "pflow_registry",
         "ttl_hours",
+        "want_budget",
         "workflows_dir",
     )
 
@@ -121,6 +127,7 @@ class Settings:
         cache_url: str | None = None,
         max_reference_bytes: int = DEFAULT_MAX_REFERENCE_BYTES,
         answer_budget: int = DEFAULT_ANSWER_BUDGET,
+        want_budget: int = DEFAULT_WANT_BUDGET,
     ) -> None:
         self.cache_dir = Path(cache_dir) if cache_dir is not None else default_cache_dir()
         self.ttl_hours = ttl_hours
@@ -134,8 +141,9 @@ class Settings:
         self.cache_url = cache_url or None
         self.max_reference_bytes = max_reference_bytes
         self.answer_budget = answer_budget  # most o200k tokens in one answer (render/budget.py)
+        self.want_budget = want_budget  # most o200k tokens in a want answer (service/want_answer.py)
 
-    def _fields(self) -> tuple[Path, float, int, int, Path, FilterOptions, Path, Path, str | None, int, int]:
+    def _fields(self) -> tuple[Path, float, int, int, Path, FilterOptions, Path, Path, str | None, int, int, int]:
         return (
             self.cache_dir,
             self.ttl_hours,
@@ -148,6 +156,7 @@ class Settings:
             self.cache_url,
             self.max_reference_bytes,
             self.answer_budget,
+            self.want_budget,
         )
 
     @property
@@ -192,7 +201,8 @@ class Settings:
             f"failure_log={self.failure_log!r}, filtering={self.filtering!r}, "
             f"workflows_dir={self.workflows_dir!r}, pflow_registry={self.pflow_registry!r}, "
             f"cache_url={redact_url(self.cache_url) if self.cache_url else None!r}, "
-            f"max_reference_bytes={self.max_reference_bytes!r}, answer_budget={self.answer_budget!r})"
+            f"max_reference_bytes={self.max_reference_bytes!r}, answer_budget={self.answer_budget!r}, "
+            f"want_budget={self.want_budget!r})"
         )
 
     @classmethod
@@ -224,6 +234,7 @@ class Settings:
             if env.get(ENV_MAX_REFERENCE_SIZE)
             else base.max_reference_bytes,
             answer_budget=_whole_number(env, ENV_ANSWER_BUDGET, base.answer_budget),
+            want_budget=_whole_number(env, ENV_WANT_BUDGET, base.want_budget),
         )
         settings._filter_values = filter_values
         return settings

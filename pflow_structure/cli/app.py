@@ -63,8 +63,14 @@ _JSON_NUMBER = re.compile(r"-?(?:0|[1-9][0-9]*)(?:\.[0-9]+)?(?:[eE][+-]?[0-9]+)?
 @click.option(
     "--want",
     metavar="TEXT",
-    help='Plain words for what you need ("who wrote each issue, is it open"): the fields they name come first, '
-    "in a smaller view.",
+    help='Plain words for what you need ("who wrote each issue, is it open"): the values of the fields they name, '
+    "then a short map of the rest (--max-tokens bounds it, default 1500).",
+)
+@click.option(
+    "--structure",
+    "force_structure",
+    is_flag=True,
+    help="Print the structure view even when the output is small or --want is given (with --want: its fields first).",
 )
 @click.option(
     "--field",
@@ -87,6 +93,7 @@ def run(
     want: str | None,
     fields: Sequence[str],
     max_tokens: int | None,
+    force_structure: bool,
 ) -> None:
     """Run NODE and print the structure of its output and an execution id.
 
@@ -97,8 +104,10 @@ def run(
     fields shows the ones that matter most (PFLOW_STRUCTURE_FILTER: auto, llm,
     heuristic, off); --all-fields lists all, and read-fields reads any path either way.
     Paths print as a tree: an indented line extends the path above it (result, then
-    [0].title, is result[0].title); --flat prints each path in full. --want "TEXT" lists
-    first the fields whose names match the words, and a read-fields command for them.
+    [0].title, is result[0].title); --flat prints each path in full. --want "TEXT" prints
+    the values of the fields whose names match the words (one row per item) and a short map
+    of the rest. An output whose compact form is no longer than its structure is printed
+    itself (--structure prints the structure anyway).
     --field PATH prints the values at PATH instead, in the same call (a path that misses
     says why and brings the structure); the rest stays cached. Answers stay under --max-tokens.
 
@@ -118,7 +127,15 @@ def run(
         settings = settings.replace(max_paths=max_paths)
     chosen = list(fields) if fields else None
     result = registry_run(
-        node, parameters, settings=settings, all_fields=all_fields, want=want, fields=chosen, max_tokens=max_tokens
+        node,
+        parameters,
+        settings=settings,
+        all_fields=all_fields,
+        want=want,
+        fields=chosen,
+        max_tokens=max_tokens,
+        structure=force_structure,
+        style="cli",
     )
     if chosen is not None:
         from pflow_structure.service.answers import fields_found, fields_text
@@ -127,6 +144,10 @@ def run(
         ctx.exit(0 if fields_found(result) else 1)
     if as_json:
         echo_json(result)
+    elif "values" in result or "data" in result:
+        from pflow_structure.service.want_answer import answer_text
+
+        echo_text(answer_text(result, settings))
     else:
         echo_text(render_structure_text(result, layout="flat" if flat else "tree"))
 

@@ -32,6 +32,8 @@ def registry_run(
     want: str | None = None,
     fields: Sequence[str] | None = None,
     max_tokens: int | None = None,
+    structure: bool = False,
+    style: str = "tool",
 ) -> dict[str, Any]:
     """Run a node, cache what it wrote, and return its structure (no values); with ``fields``, the
     values at those paths instead (:func:`pflow_structure.service.answers.fields_answer`). The answer
@@ -47,7 +49,11 @@ def registry_run(
     ``${exec-ID:PATH}`` (a cached value, passed on unread; the cache entry records the reference, not
     the value). Raises :class:`NodeNotFoundError` or :class:`NodeExecutionError` (nothing cached), and
     ``UnresolvedReferenceError`` before the node runs. ``want`` (plain words: "who wrote each issue")
-    lists the fields they name first, in a smaller view, and says which in ``wanted``.
+    answers with the values of the fields they name and a short map of the rest, within ``max_tokens``
+    (else the want budget); an output whose compact rendering costs no more than its view comes back as
+    ``data`` (:mod:`pflow_structure.service.want_answer`). ``structure`` asks for the structure view
+    whatever the size (with ``want``: the matching fields first, named in ``wanted``); ``style`` ("cli"
+    or "tool") is how the answer writes the calls that read on.
     """
     from pflow_structure.service.arguments import resolve_arguments
 
@@ -57,11 +63,26 @@ def registry_run(
     resolved = resolve_arguments(params, settings=settings, cache=cache)
     _preload_llm(settings, all_fields)
     outputs = run_node(node_type, resolved)
-    described = store_outputs(
+    captured = capture_outputs(
         node_type, params, outputs, settings=settings, cache=cache, all_fields=all_fields, want=want
     )
+    described = captured.result
     from pflow_structure.service.answers import answer_budget, fields_answer, structure_within_budget
 
+    if fields is None and not all_fields:
+        from pflow_structure.service.want_answer import sized_answer
+
+        sized = sized_answer(
+            described,
+            captured.outputs,
+            captured.structure,
+            settings=settings,
+            want_budget=None if max_tokens is None else answer_budget(max_tokens, settings),
+            force_structure=structure,
+            style=style,
+        )
+        if sized is not None:
+            return sized
     if fields is None:  # all_fields asks for every path: bounded only by an explicit max_tokens
         bounded = max_tokens is not None or not all_fields
         return structure_within_budget(described, answer_budget(max_tokens, settings)) if bounded else described
@@ -180,6 +201,7 @@ class CapturedOutputs(NamedTuple):
     outputs: dict[str, Any]
     binary_paths: list[Any]
     notes: list[str]
+    structure: dict[str, Any] = {}  # the whole structure, before any filter  # noqa: RUF012 (never mutated)
 
 
 def capture_outputs(
@@ -214,7 +236,7 @@ def capture_outputs(
         execution_id=execution_id,
         text_paths=text_paths,
     )
-    result = describe_stored(
+    result, structure = _describe(
         node_type,
         encoded.value,
         stored,
@@ -224,7 +246,8 @@ def capture_outputs(
         all_fields=all_fields,
         want=want,
     )
-    return CapturedOutputs(result, stored.cached, encoded.value, list(encoded.binary_paths), list(encoded.notes))
+    binary, notes = list(encoded.binary_paths), list(encoded.notes)
+    return CapturedOutputs(result, stored.cached, encoded.value, binary, notes, structure)
 
 
 def describe_stored(
@@ -239,6 +262,23 @@ def describe_stored(
     want: str | None = None,
 ) -> dict[str, Any]:
     """The structure answer for a value just stored (``registry_run``'s dict)."""
+    return _describe(
+        node_type, value, stored, binary_paths, notes, settings=settings, all_fields=all_fields, want=want
+    )[0]
+
+
+def _describe(
+    node_type: str,
+    value: Any,
+    stored: StoredExecutionLike,
+    binary_paths: Sequence[Sequence[str | int]],
+    notes: Sequence[str],
+    *,
+    settings: Settings,
+    all_fields: bool = False,
+    want: str | None = None,
+) -> tuple[dict[str, Any], dict[str, Any]]:
+    """:func:`describe_stored`'s dict, and the whole structure it was filtered from."""
     from pflow_structure.structure import infer_structure
 
     inferred = infer_structure(value, binary_paths=binary_paths, max_paths=settings.max_paths)
@@ -266,7 +306,7 @@ def describe_stored(
         warnings.append(f"Node {node_type!r} wrote no outputs.")
     if warnings:
         result["warnings"] = warnings
-    return result
+    return result, inferred.structure
 
 
 def _filter(inferred: Any, node_type: str, settings: Settings, all_fields: bool, want: str | None) -> Any:
