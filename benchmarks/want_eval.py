@@ -209,7 +209,11 @@ def answer_trip(response: Response, question: Question, settings: Any) -> Trip:
     answer = answer or described
     real = described["execution_id"]
     shown = answer_text(answer, settings) if "values" in answer or "data" in answer else render_structure_text(answer)
-    values = list(answer.get("values") or ())
+    from pflow_structure.cli.read_fields import TEXT_MAX_ITEMS
+
+    # A column cut to fewer rows than a read's page counts as not shown: the agent reads it.
+    paged = {path for path, more in (answer.get("_more") or {}).items() if len(answer["values"][path]) < TEXT_MAX_ITEMS}
+    values = [path for path in answer.get("values") or () if path not in paged]
     named = set(answer.get("structure") or ())
     data = "data" in answer
     unread = [path for path in question.needs if not data and not any(covers(v, path) for v in values)]

@@ -83,21 +83,36 @@ def want_map(
     text = "Map of the rest: " + ("; ".join(parts) if parts else f"{len(rest)} other fields")
     words = [path for path in matched if path not in shown][:MAX_NAMED]
     if words:
-        text += "; other fields matching your words: " + ", ".join(words)
+        text += "; other fields matching your words: " + _names(words)
         named.update({path: dict(structure[path]) for path in words if path in structure})
     return WantMap(text, named)
 
 
+def _names(paths: Sequence[str]) -> str:
+    """Paths as read paths, each written after the list item it shares with the one before
+    (``result[*].payload.ref, .payload.push_id``)."""
+    from pflow_structure.paths import parse_path
+    from pflow_structure.render.want_values import read_path
+
+    written: list[str] = []
+    before = ""
+    for path in paths:
+        text = read_path(parse_path(path))
+        owner = text[: text.rfind("[*]") + 3] if "[*]" in text else ""
+        written.append(text[len(owner) :] if owner and owner == before else text)
+        before = owner
+    return ", ".join(written)
+
+
 def want_answer_text(answer: Mapping[str, Any], call: CallText, structure_call: str) -> str:
     """The text of a want answer dict (:func:`pflow_structure.service.want_answer.want_answer`)."""
-    want = json.dumps(" ".join(str(answer.get("want", "")).split())[:120], ensure_ascii=False)
-    lines = [f"Execution ID: {answer['execution_id']}"]
     values = answer.get("values") or {}
     if values:
-        lines.append(f"Values for {want} (each column a read-fields path):")
+        lines = [f"Execution ID: {answer['execution_id']}; the values your words match (columns are paths):"]
         lines.extend(value_lines(values, answer.get("_more") or {}, call))
     else:
-        lines.append(f"No field name matches {want}.")
+        want = json.dumps(" ".join(str(answer.get("want", "")).split())[:120], ensure_ascii=False)
+        lines = [f"Execution ID: {answer['execution_id']}; no field name matches {want}."]
     lines.append(answer.get("map", ""))
     lines.extend(f"Warning: {warning}" for warning in answer.get("warnings", []))
     lines.append(f"Full structure: {structure_call}")

@@ -97,16 +97,24 @@ def relative(segments: Sequence[Any]) -> str:
 
 
 def want_values(
-    outputs: Any, paths: Sequence[str], *, execution_id: str, budget: int, count: TokenCounter, call: CallText
+    outputs: Any,
+    paths: Sequence[str],
+    *,
+    execution_id: str,
+    budget: int,
+    count: TokenCounter,
+    call: CallText,
+    rows: int | None = None,
 ) -> WantValues:
-    """The values at ``paths`` (template paths of ``outputs``) within ``budget`` tokens, and their lines."""
+    """The values at ``paths`` (template paths of ``outputs``) within ``budget`` tokens (and at most
+    ``rows`` rows a list), and their lines."""
     plain, tables = group(paths)
     values: dict[str, Any] = {format_path(list(segments)): pick(outputs, segments) for segments in plain}
     more: dict[str, dict[str, Any]] = {}
     used = count("\n".join(value_lines(values, {}, call))) if values else 0
     for position, table in enumerate(tables):
         room = max(budget - used, 0) // (len(tables) - position)
-        shown = _fit_rows(outputs, table, room, count, execution_id, values, more)
+        shown = _fit_rows(outputs, table, room, count, execution_id, values, more, rows)
         used += count("\n".join(shown))
     return WantValues(values, more, value_lines(values, more, call))
 
@@ -119,15 +127,17 @@ def _fit_rows(
     execution_id: str,
     values: dict[str, Any],
     more: dict[str, dict[str, Any]],
+    rows: int | None,
 ) -> list[str]:
-    """The rows of one table that fit ``room`` (at least one), put into ``values`` (and ``more``)."""
+    """The rows of one table that fit ``room`` (at least one, at most ``rows``), put into ``values``
+    (and ``more``)."""
     items = pick(outputs, table.owner)
     items = items if isinstance(items, list) else []
     reads = [read_path([*table.owner, 0, *column]) for column in table.columns]
     lines = [_header(format_path(list(table.owner)), [relative(c) for c in table.columns], len(items))]
     used = count(lines[0]) + 40  # and the paging line, when it comes
     columns: list[list[Any]] = [[] for _ in table.columns]
-    for item in items:
+    for item in items[:rows]:
         cells = [pick(item, column) for column in table.columns]
         row = _row(cells)
         cost = count(row) + 1

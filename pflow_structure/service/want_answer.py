@@ -21,16 +21,16 @@ from pflow_structure.render.output_text import compact
 from pflow_structure.settings import Settings
 
 CHARS_PER_TOKEN = 16  # far above any rendering's characters per token (compact JSON has about 3)
-MAX_VALUES = 3  # the values show at most this many matched fields (and each record's handle)
-LABELS = ("name", "title", "login", "key", "number", "id")  # a record's handle when the filter names none
-DATA_LINE = (
-    "Cached as {execution_id}: read_fields reads any path of it, "
-    '"${{{execution_id}:PATH}}" passes a value on unread.'
-)
-DATA_LINE_CLI = (
-    "Cached as {execution_id}: pflow-structure read-fields {execution_id} PATH reads any path of it, "
-    "'${{{execution_id}:PATH}}' passes a value on unread."
-)
+# Chosen on the tuned-on families only (benchmarks/want_eval.py --answers): more columns or rows cost
+# more in wrong values than they save in reads.
+MAX_ROWS = 20  # the rows of a list shown before paging, as a read-fields page on the command line
+READ_ALLOWANCE = 100  # data up to this many tokens over a want answer: about one read it saves
+MAX_VALUES = 2  # the values show at most this many matched fields (and each record's handle)
+# A record's handle, shortest first: "number" and "key" are what people call an issue or a ticket by.
+LABELS = ("number", "key", "iid", "name", "login", "id", "title")
+# One line, about 30 tokens: a data answer costs at most the compact rendering and this (issue 35).
+DATA_LINE = 'Cached as {execution_id}: read_fields reads a part, "${{ID:PATH}}" passes it on unread.'
+DATA_LINE_CLI = 'Cached as {execution_id}; read-fields ID PATH reads a part, "${{ID:PATH}}" passes it on unread.'
 
 
 def _is_value(entry: Mapping[str, Any]) -> bool:
@@ -41,17 +41,16 @@ def _is_value(entry: Mapping[str, Any]) -> bool:
 
 def chosen_paths(structure: Mapping[str, Mapping[str, Any]], wanted: Sequence[str]) -> list[str]:
     """The fields whose values a want answer shows: the best :data:`MAX_VALUES` of ``wanted`` that hold
-    values, each list's records led by their handle (``number``, ``id``, else a name or title)."""
-    from pflow_structure.filtering.want import record_handles
-
+    values, each list's rows led by their handle (the first of :data:`LABELS` its items have)."""
     best = [path for path in wanted if path in structure and _is_value(structure[path])][:MAX_VALUES]
-    handles = record_handles(structure, best)
+    handles: list[str] = []
     for path in best:
         owner = path[: path.find("[0]") + 3] if "[0]" in path else ""
-        has = any(handle.startswith(owner) for handle in handles)
-        label = next((owner + "." + key for key in LABELS if owner + "." + key in structure), None)
-        if owner and not has and label is not None and label not in best:
-            handles.append(label)
+        labels = [owner + "." + key for key in LABELS]
+        named = any(other in labels for other in [*handles, *best])  # its rows already say which record
+        handle = next((label for label in labels if label in structure and _is_value(structure[label])), None)
+        if owner and handle is not None and not named:
+            handles.append(handle)
     return list(dict.fromkeys([*handles, *best]))
 
 
@@ -80,7 +79,9 @@ def want_answer(
     def call(arguments: dict[str, Any]) -> str:
         return next_call(arguments, style)
 
-    found = want_values(outputs, shown, execution_id=execution_id, budget=room, count=count_tokens, call=call)
+    found = want_values(
+        outputs, shown, execution_id=execution_id, budget=room, count=count_tokens, call=call, rows=MAX_ROWS
+    )
     answer: dict[str, Any] = {
         "execution_id": execution_id,
         "node_type": described["node_type"],
@@ -179,7 +180,7 @@ def sized_answer(
     if described.get("wanted") is not None:
         budget = want_budget if want_budget is not None else settings.want_budget
         view = want_answer(described, outputs, structure, budget=budget, style=style)
-    limit = view_tokens(view)
+    limit = view_tokens(view) + (READ_ALLOWANCE if view is not described else 0)
     # Compact JSON over this many characters a token cannot come back under the view: not rendered.
     if len(compact(data_value(outputs))) <= CHARS_PER_TOKEN * limit:
         _, tokens = rendered_data(data_value(outputs), settings, str(described.get("node_type")))
