@@ -21,6 +21,8 @@ variable                            meaning                                  def
                                     (read_fields, fields, run; pages past it)
 ``PFLOW_STRUCTURE_WANT_BUDGET``     most o200k tokens in a ``want`` answer     1500
                                     (its values and map; max_tokens per call)
+``PFLOW_STRUCTURE_PROXY_KEEP_TEXT`` ``1``: the proxy passes a small JSON text   unset: compact
+                                    on as the server wrote it
 ==================================  =======================================  ==============
 """
 
@@ -55,6 +57,7 @@ ENV_MAX_REFERENCE_SIZE = "PFLOW_STRUCTURE_MAX_REFERENCE_SIZE"
 ENV_MAX_MESSAGE_SIZE = "PFLOW_STRUCTURE_MAX_MESSAGE_SIZE"
 ENV_ANSWER_BUDGET = "PFLOW_STRUCTURE_ANSWER_BUDGET"
 ENV_WANT_BUDGET = "PFLOW_STRUCTURE_WANT_BUDGET"
+ENV_PROXY_KEEP_TEXT = "PFLOW_STRUCTURE_PROXY_KEEP_TEXT"
 DEFAULT_WANT_BUDGET = 1500  # o200k tokens: a want answer's values and map (issue 35: values a question needs ~100)
 DEFAULT_ANSWER_BUDGET = 8000  # o200k tokens: under Claude Code's 10,000 warning and Codex's ~10 KiB
 DEFAULT_MAX_MESSAGE_BYTES = 256 * 1024**2
@@ -87,6 +90,7 @@ _FIELDS = (
     "max_reference_bytes",
     "answer_budget",
     "want_budget",
+    "keep_upstream_text",
 )
 _UNITS = {"": 1, "b": 1, "kb": 1024, "mb": 1024**2, "gb": 1024**3, "tb": 1024**4}
 
@@ -105,6 +109,7 @@ class Settings:
         "cache_dir",
         "cache_url",
         "failure_log",
+        "keep_upstream_text",
         "max_cache_bytes",
         "max_paths",
         "max_reference_bytes",
@@ -128,6 +133,7 @@ class Settings:
         max_reference_bytes: int = DEFAULT_MAX_REFERENCE_BYTES,
         answer_budget: int = DEFAULT_ANSWER_BUDGET,
         want_budget: int = DEFAULT_WANT_BUDGET,
+        keep_upstream_text: bool = False,
     ) -> None:
         self.cache_dir = Path(cache_dir) if cache_dir is not None else default_cache_dir()
         self.ttl_hours = ttl_hours
@@ -142,8 +148,9 @@ class Settings:
         self.max_reference_bytes = max_reference_bytes
         self.answer_budget = answer_budget  # most o200k tokens in one answer (render/budget.py)
         self.want_budget = want_budget  # most o200k tokens in a want answer (service/want_answer.py)
+        self.keep_upstream_text = keep_upstream_text  # the proxy passes small JSON text on byte for byte
 
-    def _fields(self) -> tuple[Path, float, int, int, Path, FilterOptions, Path, Path, str | None, int, int, int]:
+    def _fields(self) -> tuple[Path, float, int, int, Path, FilterOptions, Path, Path, str | None, int, int, int, bool]:
         return (
             self.cache_dir,
             self.ttl_hours,
@@ -157,6 +164,7 @@ class Settings:
             self.max_reference_bytes,
             self.answer_budget,
             self.want_budget,
+            self.keep_upstream_text,
         )
 
     @property
@@ -202,7 +210,7 @@ class Settings:
             f"workflows_dir={self.workflows_dir!r}, pflow_registry={self.pflow_registry!r}, "
             f"cache_url={redact_url(self.cache_url) if self.cache_url else None!r}, "
             f"max_reference_bytes={self.max_reference_bytes!r}, answer_budget={self.answer_budget!r}, "
-            f"want_budget={self.want_budget!r})"
+            f"want_budget={self.want_budget!r}, keep_upstream_text={self.keep_upstream_text!r})"
         )
 
     @classmethod
@@ -235,6 +243,7 @@ class Settings:
             else base.max_reference_bytes,
             answer_budget=_whole_number(env, ENV_ANSWER_BUDGET, base.answer_budget),
             want_budget=_whole_number(env, ENV_WANT_BUDGET, base.want_budget),
+            keep_upstream_text=_flag(env, ENV_PROXY_KEEP_TEXT),
         )
         settings._filter_values = filter_values
         return settings
@@ -339,6 +348,13 @@ def _whole_number(env: Mapping[str, str], name: str, default: int) -> int:
     if not value.is_integer():
         raise ParameterError(f"{name}={env.get(name)!r} must be a whole number of at least 1, e.g. 500")
     return int(value)
+
+
+def _flag(env: Mapping[str, str], name: str) -> bool:
+    text = (env.get(name) or "").strip().lower()
+    if text not in ("", "0", "1", "true", "false"):
+        raise ParameterError(f"{name}={env.get(name)!r} is not a flag; set 1 or unset it")
+    return text in ("1", "true")
 
 
 def parse_size(text: str, name: str = "size") -> int:

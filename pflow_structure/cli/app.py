@@ -152,6 +152,33 @@ def run(
         echo_text(render_structure_text(result, layout="flat" if flat else "tree"))
 
 
+@main.command("structure", context_settings=CONTEXT_SETTINGS)
+@click.argument("execution_id")
+@click.option("--json", "as_json", is_flag=True, help="Print the result dict as JSON (what MCP returns).")
+@click.option("--all-fields", is_flag=True, help="List every field: no filtering of structures over 50 fields.")
+@click.option("--want", metavar="TEXT", help="Plain words for what you need: the fields they name come first.")
+@click.option("--max-tokens", type=click.IntRange(min=1), help="Most o200k tokens in the answer [default 8000].")
+@click.pass_context
+@fails_cleanly
+def structure_command(
+    ctx: click.Context, execution_id: str, as_json: bool, all_fields: bool, want: str | None, max_tokens: int | None
+) -> None:
+    """Print the structure of an output already cached, without running its node again.
+
+    The full structure behind a --want answer's map, or of a small output answered as data.
+
+    \b
+    Example:
+      pflow-structure structure exec-1763463202-0cd0c8fe --want "who opened each issue"
+    """
+    from pflow_structure.render.structure_text import render_structure_text
+    from pflow_structure.service.want_answer import cached_structure
+
+    settings = settings_for(ctx)
+    result = cached_structure(execution_id, settings=settings, want=want, all_fields=all_fields, max_tokens=max_tokens)
+    echo_json(result) if as_json else echo_text(render_structure_text(result))
+
+
 def parse_params(items: Sequence[str]) -> dict[str, Any]:
     """``["n=5", "flag=true", "tags=[1,2]", "body=@req.json"]`` → typed dict; usage error otherwise."""
     params: dict[str, Any] = {}

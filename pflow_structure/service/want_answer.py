@@ -77,7 +77,8 @@ def want_answer(
     room = budget - count_tokens(mapped.text) - 60  # the id, the head line and the structure command
 
     def call(arguments: dict[str, Any]) -> str:
-        return next_call(arguments, style)
+        text = next_call(arguments, style)
+        return text if style == "cli" else f"read_fields {text}"
 
     found = want_values(
         outputs, shown, execution_id=execution_id, budget=room, count=count_tokens, call=call, rows=MAX_ROWS
@@ -106,7 +107,9 @@ def want_answer(
     return answer
 
 
-def want_text(answer: Mapping[str, Any], style: str = "cli", structure_call: str | None = None) -> str:
+def want_text(
+    answer: Mapping[str, Any], style: str = "cli", structure_call: str | None = None, read_tool: str = "read_fields"
+) -> str:
     """The text of :func:`want_answer`'s dict; ``structure_call`` says how to get the full structure."""
     from pflow_structure.render.want_text import want_answer_text
     from pflow_structure.service.answers import next_call
@@ -118,7 +121,11 @@ def want_text(answer: Mapping[str, Any], style: str = "cli", structure_call: str
             if style == "cli"
             else "registry_run again with structure=true (runs the node again)"
         )
-    return want_answer_text(answer, lambda arguments: next_call(arguments, style), structure_call)
+    def call(arguments: dict[str, Any]) -> str:
+        text = next_call(arguments, style)
+        return text if style == "cli" else f"{read_tool} {text}"
+
+    return want_answer_text(answer, call, structure_call)
 
 
 def data_value(outputs: Any) -> Any:
@@ -196,3 +203,43 @@ def answer_text(answer: Mapping[str, Any], settings: Settings, style: str = "cli
     text, _ = rendered_data(answer["data"], settings, str(answer.get("node_type")))
     warnings = [f"Warning: {warning}" for warning in answer.get("warnings", [])]
     return "\n".join([text, *warnings, answer["rest"]])
+
+
+class _Stored:
+    """An entry already in the cache, as :func:`~pflow_structure.service.describe_stored` takes it."""
+
+    def __init__(self, execution_id: str) -> None:
+        self.execution_id = execution_id
+        self.warnings: list[str] = []
+        self.cached = True
+
+
+def cached_structure(
+    execution_id: str,
+    *,
+    settings: Settings | None = None,
+    want: str | None = None,
+    all_fields: bool = False,
+    max_tokens: int | None = None,
+) -> dict[str, Any]:
+    """The structure view of an execution already cached (what ``run`` shows, without running again):
+    the full structure a want answer's map points to. Raises ``ExecutionNotFoundError`` or
+    ``ExecutionExpiredError``."""
+    from pflow_structure.service import describe_stored
+    from pflow_structure.service.answers import answer_budget, structure_within_budget
+
+    settings = settings or Settings.from_env()
+    entry = settings.cache().get(execution_id)
+    described = describe_stored(
+        entry.node_type,
+        entry.outputs,
+        _Stored(entry.execution_id),
+        entry.binary_paths,
+        entry.notes,
+        settings=settings,
+        all_fields=all_fields,
+        want=want,
+    )
+    if all_fields and max_tokens is None:
+        return described
+    return structure_within_budget(described, answer_budget(max_tokens, settings))

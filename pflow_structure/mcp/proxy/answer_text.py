@@ -47,6 +47,25 @@ def cached_text(
     return "\n".join(lines)
 
 
+def sized_text(
+    answer: Mapping[str, Any], read_tool: str, render: Any = None, note: str | None = None
+) -> str:
+    """The proxy's text for an answer the size of the question (:mod:`pflow_structure.service.want_answer`):
+    the data in its compact rendering (``render``: value -> (text, format)) and the id line, or the
+    want answer's values and map."""
+    from pflow_structure.service.want_answer import want_text
+
+    if "data" in answer:
+        text = render(answer["data"])[0] if render is not None else json.dumps(answer["data"], ensure_ascii=False)
+        lines = [text, answer["rest"].replace("read_fields", read_tool)]
+    else:
+        structure_call = "the same call without _want gives the structure"
+        lines = [want_text(answer, "tool", structure_call, read_tool=read_tool)]
+    if note is not None:
+        lines.append(f"The server's note: {note}")
+    return "\n".join(lines)
+
+
 def _field_count(described: Mapping[str, Any]) -> str:
     """``Fields: 17 of 112 shown (...)`` when the filter hid some, else ``Fields: 6``."""
     shown = described["field_count"]

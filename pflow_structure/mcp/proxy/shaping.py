@@ -26,7 +26,7 @@ import re
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any, NamedTuple
 
-from pflow_structure.mcp.proxy.answer_text import cached_text
+from pflow_structure.mcp.proxy.answer_text import cached_text, sized_text
 
 if TYPE_CHECKING:
     from pflow_structure.settings import Settings
@@ -225,6 +225,7 @@ def shape_result(
     store: Store,
     read_tool: str = "read_fields",
     render: Renderer | None = None,
+    keep_text: bool = False,
 ) -> Shaped:
     """The answer the agent gets for one downstream result (see the module docstring).
 
@@ -245,7 +246,14 @@ def shape_result(
         is_json, _ = parse_text(texts[0])
         if not is_json:  # plain text beside a structuredContent: the words stay as they are
             return Shaped(result, "passed", tokens_in, tokens_in)
+        if keep_text:  # the setting that keeps the upstream's bytes
+            return Shaped(result, "passed", tokens_in, tokens_in)
         compact = {**result, "content": [{**result["content"][0], "text": strip_whitespace(texts[0].strip())}]}
+        structured = result.get("structuredContent")
+        if structured is not None and duplicates_text(structured, texts, [value]):
+            new_text = compact["content"][0]["text"]
+            if not duplicates_text(structured, [new_text], [value]):  # {"content": text} kept the old layout
+                del compact["structuredContent"]  # a copy of the text goes with it: no client expects one
         tokens_out = visible_tokens(compact, count)
         formatted = _formatted(compact, value, render, count)
         if formatted is not None and formatted[1] < min(tokens_out, tokens_in):
@@ -254,8 +262,11 @@ def shape_result(
             return Shaped(compact, "compacted", tokens_in, tokens_out)
         return Shaped(result, "passed", tokens_in, tokens_in)
     described = store(tool, arguments, value)
-    example = _example_path(described["structure"])
-    text = cached_text(described, tokens_in, example, read_tool, note=_plain_note(result, count, budget))
+    note = _plain_note(result, count, budget)
+    if "values" in described or "data" in described:  # a want answer, or data smaller than its structure
+        text = sized_text(described, read_tool, render, note=note)
+    else:
+        text = cached_text(described, tokens_in, _example_path(described["structure"]), read_tool, note=note)
     shaped: dict[str, Any] = {"content": [{"type": "text", "text": text}], "isError": False}
     if "_meta" in result:
         shaped["_meta"] = result["_meta"]
@@ -279,16 +290,19 @@ def shape_and_store(
     kept as text, so a reference to ``result`` passes the text on), o200k counts and ``render_auto``;
     ``want`` (the agent's words) steers the structure of a result that is cached."""
     from pflow_structure.render.tokens import count_tokens
-    from pflow_structure.service import store_outputs
+    from pflow_structure.service import capture_outputs
 
     def store(tool_name: str, args: dict[str, Any], value: Any) -> dict[str, Any]:
         from pflow_structure.service.answers import structure_within_budget
+        from pflow_structure.service.want_answer import sized_answer
 
         text = [["result"]] if is_text_lines(result, value) else []
-        described = store_outputs(
+        captured = capture_outputs(
             f"mcp:{tool_name}", args, {"result": value}, settings=settings, text_paths=text, want=want
         )
-        return structure_within_budget(described, settings.answer_budget)  # the tree text is smaller still
+        sized = sized_answer(captured.result, captured.outputs, captured.structure, settings=settings)
+        # The tree text is smaller still than the dict structure_within_budget measures.
+        return sized if sized is not None else structure_within_budget(captured.result, settings.answer_budget)
 
     def count(text: str) -> int:
         # Exact up to a few megabytes; beyond that only "over the budget" matters.
@@ -301,7 +315,15 @@ def shape_and_store(
         return rendered.text, rendered.format
 
     return shape_result(
-        tool, arguments, result, budget=budget, count=count, store=store, read_tool=read_tool, render=render
+        tool,
+        arguments,
+        result,
+        budget=budget,
+        count=count,
+        store=store,
+        read_tool=read_tool,
+        render=render,
+        keep_text=settings.keep_upstream_text,
     )
 
 
