@@ -60,7 +60,7 @@ def test_a_tool_with_a_want_of_its_own_keeps_it_and_ours_is_prefixed_and_said() 
     assert texts(answer) == ['ARGS {"_want":"theirs"}']
 
 
-def test_a_large_file_read_with_want_lists_the_matching_fields_in_the_read_hint() -> None:
+def test_a_large_file_read_with_want_answers_the_matching_values_and_a_map() -> None:
     command = [npm_server("mcp-server-filesystem"), str(EXAMPLES_DATA)]
     want = "who opened each issue, and is it still open?"
 
@@ -70,15 +70,14 @@ def test_a_large_file_read_with_want_lists_the_matching_fields_in_the_read_hint(
         return with_want, without
 
     with_want, without = in_session([*PROXY, "--", *command], work)
-    steered, usual = cached(with_want), cached(without)
-    assert steered["wanted"] == [
-        "result[0].milestone.open_issues",
-        "result[0].milestone.closed_issues",
-        "result[0].user.login",
-        "result[0].author_association",
-        "result[0].assignee",
-        "result[0].milestone.creator",
-    ]
-    assert all(path in steered["structure"] for path in steered["wanted"])
+    lines = texts(with_want)[0].splitlines()
+    assert lines[0].startswith("Execution ID: exec-")
+    assert lines[0].endswith("; the values your words match (columns are paths):")
+    assert lines[1:3] == ["result[*] (100 items): number, milestone.open_issues, milestone.closed_issues", "  150,null,null"]
+    assert lines[-2].startswith(
+        "Map of the rest: result list, 100 items, each 59 other fields; other fields matching your words: "
+        "result[*].user.login, .author_association, .assignee,"
+    )
+    assert lines[-1] == "Full structure: the same call without _want gives the structure"
+    usual = cached(without)
     assert "example" in usual and "wanted" not in usual
-    assert set(usual["structure"]) <= set(steered["structure"])
