@@ -426,7 +426,7 @@ def test_run_text_lists_template_paths_and_a_summary() -> None:
         "Field count: 110, not filtered\n"
         "Omitted paths: 66 deeper paths not listed; read a parent path with read-fields, "
         "or run again with --max-paths N (PFLOW_STRUCTURE_MAX_PATHS)\n"
-        f"Read values: pflow-structure read-fields {execution_id[0]} 'result[0].url'\n"
+        f"Read values: pflow-structure read-fields {execution_id[0]} 'result[*].url'\n"
     )
 
 

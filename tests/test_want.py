@@ -263,9 +263,9 @@ def test_cli_run_want_structure_prints_a_read_command_for_the_matches() -> None:
     assert lines[-2] == "Read the fields matching your words (best first):"
     assert lines[-1].startswith("  pflow-structure read-fields exec-")
     assert lines[-1].endswith(
-        " 'result[0].milestone.open_issues' 'result[0].milestone.closed_issues' "
-        "'result[0].user.login' 'result[0].author_association' 'result[0].assignee' "
-        "'result[0].milestone.creator'"
+        " 'result[*].milestone.open_issues' 'result[*].milestone.closed_issues' "
+        "'result[*].user.login' 'result[*].author_association' 'result[*].assignee' "
+        "'result[*].milestone.creator'"
     )
     assert "Field count: 28 of 110 (filtered by the want filter;" in outcome.stdout
 

@@ -172,7 +172,7 @@ def structure_command(
       pflow-structure structure exec-1763463202-0cd0c8fe --want "who opened each issue"
     """
     from pflow_structure.render.structure_text import render_structure_text
-    from pflow_structure.service.want_answer import cached_structure
+    from pflow_structure.service import cached_structure
 
     settings = settings_for(ctx)
     result = cached_structure(execution_id, settings=settings, want=want, all_fields=all_fields, max_tokens=max_tokens)

@@ -282,6 +282,9 @@ def _describe(
     from pflow_structure.structure import infer_structure
 
     inferred = infer_structure(value, binary_paths=binary_paths, max_paths=settings.max_paths)
+    from pflow_structure.structure.presence import add_present_at
+
+    add_present_at(inferred.structure, value)  # "in 1 of 4" names the items: [2]
     chosen = _filter(inferred, node_type, settings, all_fields, want)
     result: dict[str, Any] = {
         "execution_id": stored.execution_id,
@@ -325,6 +328,45 @@ def _filter(inferred: Any, node_type: str, settings: Settings, all_fields: bool,
         signals=inferred.signals,
         want=want,
     )
+
+
+class _Stored:
+    """An entry already in the cache, as :func:`~pflow_structure.service.describe_stored` takes it."""
+
+    def __init__(self, execution_id: str) -> None:
+        self.execution_id = execution_id
+        self.warnings: list[str] = []
+        self.cached = True
+
+
+def cached_structure(
+    execution_id: str,
+    *,
+    settings: Settings | None = None,
+    want: str | None = None,
+    all_fields: bool = False,
+    max_tokens: int | None = None,
+) -> dict[str, Any]:
+    """The structure view of an execution already cached (what ``run`` shows, without running again):
+    the full structure a want answer's map points to. Raises ``ExecutionNotFoundError`` or
+    ``ExecutionExpiredError``."""
+    from pflow_structure.service.answers import answer_budget, structure_within_budget
+
+    settings = settings or Settings.from_env()
+    entry = settings.cache().get(execution_id)
+    described = describe_stored(
+        entry.node_type,
+        entry.outputs,
+        _Stored(entry.execution_id),
+        entry.binary_paths,
+        entry.notes,
+        settings=settings,
+        all_fields=all_fields,
+        want=want,
+    )
+    if all_fields and max_tokens is None:
+        return described
+    return structure_within_budget(described, answer_budget(max_tokens, settings))
 
 
 MAX_NOTES_SHOWN = 5

@@ -21,11 +21,12 @@ from pflow_structure.render.output_text import compact
 from pflow_structure.settings import Settings
 
 CHARS_PER_TOKEN = 16  # far above any rendering's characters per token (compact JSON has about 3)
-# Chosen on the tuned-on families only (benchmarks/want_eval.py --answers): more columns or rows cost
-# more in wrong values than they save in reads.
+# Chosen on the tuned-on families only (benchmarks/want_eval.py --answers): more rows cost more in
+# wrong values than they save in reads; a third column answers a third more questions in one call.
 MAX_ROWS = 20  # the rows of a list shown before paging, as a read-fields page on the command line
 READ_ALLOWANCE = 100  # data up to this many tokens over a want answer: about one read it saves
-MAX_VALUES = 2  # the values show at most this many matched fields (and each record's handle)
+WORD_MATCH = 1.0  # a word's best field leads when it says the word itself (the same stem)
+MAX_VALUES = 3  # the values show at most this many matched fields (and each record's handle)
 # A record's handle, shortest first: "number" and "key" are what people call an issue or a ticket by.
 LABELS = ("number", "key", "iid", "name", "login", "id", "title")
 # One line, about 30 tokens: a data answer costs at most the compact rendering and this (issue 35).
@@ -39,10 +40,30 @@ def _is_value(entry: Mapping[str, Any]) -> bool:
     return not kinds & {"dict", "list"}
 
 
-def chosen_paths(structure: Mapping[str, Mapping[str, Any]], wanted: Sequence[str]) -> list[str]:
+def _by_word(structure: Mapping[str, Mapping[str, Any]], wanted: Sequence[str], want: str) -> list[str]:
+    """``wanted`` fields that hold values, the best for each word first, in the order the words come
+    (people name what they want first: "title and state of each issue")."""
+    from pflow_structure.filtering.tree import key_segments
+    from pflow_structure.filtering.want import term_matches, want_terms
+
+    values = [path for path in wanted if path in structure and _is_value(structure[path])]
+    keys = {path: key_segments(path) for path in values}
+    first: list[str] = []
+    for term in want_terms(want):
+        scored = [(term_matches(term, keys[path]), -position, path) for position, path in enumerate(values)]
+        best = max(scored, default=(0.0, 0, ""))
+        if best[0] >= WORD_MATCH and best[2] not in first:
+            first.append(best[2])
+    return list(dict.fromkeys([*first, *values]))
+
+
+def chosen_paths(
+    structure: Mapping[str, Mapping[str, Any]], wanted: Sequence[str], want: str = ""
+) -> list[str]:
     """The fields whose values a want answer shows: the best :data:`MAX_VALUES` of ``wanted`` that hold
-    values, each list's rows led by their handle (the first of :data:`LABELS` its items have)."""
-    best = [path for path in wanted if path in structure and _is_value(structure[path])][:MAX_VALUES]
+    values (:func:`_by_word`), each list's rows led by their handle (the first of :data:`LABELS` its
+    items have)."""
+    best = _by_word(structure, wanted, want)[:MAX_VALUES]
     handles: list[str] = []
     for path in best:
         owner = path[: path.find("[0]") + 3] if "[0]" in path else ""
@@ -72,7 +93,7 @@ def want_answer(
 
     execution_id = described["execution_id"]
     wanted = [path for path in described.get("wanted") or () if path in structure]
-    shown = chosen_paths(structure, wanted)
+    shown = chosen_paths(structure, wanted, str(described.get("want") or ""))
     mapped = want_map(structure, fields_of(structure), shown, wanted)
     room = budget - count_tokens(mapped.text) - 60  # the id, the head line and the structure command
 
@@ -204,42 +225,3 @@ def answer_text(answer: Mapping[str, Any], settings: Settings, style: str = "cli
     warnings = [f"Warning: {warning}" for warning in answer.get("warnings", [])]
     return "\n".join([text, *warnings, answer["rest"]])
 
-
-class _Stored:
-    """An entry already in the cache, as :func:`~pflow_structure.service.describe_stored` takes it."""
-
-    def __init__(self, execution_id: str) -> None:
-        self.execution_id = execution_id
-        self.warnings: list[str] = []
-        self.cached = True
-
-
-def cached_structure(
-    execution_id: str,
-    *,
-    settings: Settings | None = None,
-    want: str | None = None,
-    all_fields: bool = False,
-    max_tokens: int | None = None,
-) -> dict[str, Any]:
-    """The structure view of an execution already cached (what ``run`` shows, without running again):
-    the full structure a want answer's map points to. Raises ``ExecutionNotFoundError`` or
-    ``ExecutionExpiredError``."""
-    from pflow_structure.service import describe_stored
-    from pflow_structure.service.answers import answer_budget, structure_within_budget
-
-    settings = settings or Settings.from_env()
-    entry = settings.cache().get(execution_id)
-    described = describe_stored(
-        entry.node_type,
-        entry.outputs,
-        _Stored(entry.execution_id),
-        entry.binary_paths,
-        entry.notes,
-        settings=settings,
-        all_fields=all_fields,
-        want=want,
-    )
-    if all_fields and max_tokens is None:
-        return described
-    return structure_within_budget(described, answer_budget(max_tokens, settings))

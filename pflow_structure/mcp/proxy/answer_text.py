@@ -21,7 +21,7 @@ import json
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from pflow_structure.render.structure_text import NO_PATHS, TREE_HEADER, WANTED_IN_HINT, tree_lines
+from pflow_structure.render.structure_text import NO_PATHS, TREE_HEADER, WANTED_IN_HINT, hint_path, tree_lines
 
 
 def cached_text(
@@ -41,7 +41,9 @@ def cached_text(
         lines.append(f"Omitted paths: {described['omitted_paths']} deeper paths not listed; read a parent path")
     lines.extend(f"Warning: {warning}" for warning in described.get("warnings", []))
     wanted = [path for path in described.get("wanted") or () if path in structure][:WANTED_IN_HINT]
-    lines.append(hint(execution_id, example_path, read_tool, wanted=wanted))
+    reads = list(dict.fromkeys(hint_path(path, structure[path]) for path in wanted))
+    example = hint_path(example_path, structure[example_path]) if example_path in structure else example_path
+    lines.append(hint(execution_id, example, read_tool, wanted=reads))
     if note is not None:  # last: it runs to the end, over as many lines as it has
         lines.append(f"The server's note: {note}")
     return "\n".join(lines)
