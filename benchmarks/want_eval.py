@@ -232,9 +232,12 @@ def answer_trip(response: Response, question: Question, settings: Any) -> Trip:
 def answer_rows(responses: Sequence[Response], settings: Any) -> list[str]:
     """The table of want answers + one read, per held-out and tuned-on families, pooled."""
     trips: dict[bool, list[Trip]] = {True: [], False: []}
+    views: dict[bool, int] = {True: 0, False: 0}  # the want view (run --want --structure) + the same read
     for response in responses:
         for question in response.questions:
-            trips[response.family in TUNED_ON].append(answer_trip(response, question, settings))
+            trip = answer_trip(response, question, settings)
+            trips[response.family in TUNED_ON].append(trip)
+            views[response.family in TUNED_ON] += round_trip(response, question, settings)[0] + trip.ceiling
     lines = [
         "| Families | questions | needed path a value or named | answers as data | want answer + read tokens "
         "| needed reads alone (ceiling) | efficiency (ceiling / trip) | raw / trip | above raw + 50 |",
@@ -249,6 +252,12 @@ def answer_rows(responses: Sequence[Response], settings: Any) -> list[str]:
         lines.append(
             f"| {name} | {len(found)} | {named / len(found):.1%} ({named}) | {sum(t.data for t in found)} "
             f"| {trip:,} | {ceiling:,} | {ceiling / trip:.2f} | {raw / trip:.1f}x | {above} |"
+        )
+    for name, held in (("held out", False), ("tuned on", True)):
+        ceiling, raw = sum(t.ceiling for t in trips[held]), sum(t.raw for t in trips[held])
+        lines.append(
+            f"| {name}: the want view (--structure) + read, before | {len(trips[held])} | | | {views[held]:,} "
+            f"| {ceiling:,} | {ceiling / views[held]:.2f} | {raw / views[held]:.1f}x | |"
         )
     return lines
 

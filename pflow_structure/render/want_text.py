@@ -23,7 +23,7 @@ from typing import Any, NamedTuple
 from pflow_structure.render.want_values import CallText, value_lines
 
 MAX_CONTAINERS = 5  # the map names at most this many containers (about 100 tokens in all)
-MAX_NAMED = 12  # and at most this many matching fields by name
+MAX_NAMED = 40  # and at most this many matching fields by name (a bound: a question names about 12)
 
 
 class WantMap(NamedTuple):

@@ -75,6 +75,21 @@ def chosen_paths(
     return list(dict.fromkeys([*handles, *best]))
 
 
+def _matched(structure: Mapping[str, Mapping[str, Any]], wanted: Sequence[str], want: Any) -> list[str]:
+    """Every field a word of ``want`` names, ``wanted`` first, then by score: the map lists them by name."""
+    from pflow_structure.filtering import fields_of
+    from pflow_structure.filtering.tree import key_segments
+    from pflow_structure.filtering.want import term_matches, want_terms
+
+    terms = want_terms(str(want or ""))
+    best = {path: max((term_matches(term, key_segments(path)) for term in terms), default=0.0) for path in fields_of(structure)}
+    ranked = sorted((path for path, score in best.items() if score >= NAMED_MATCH), key=lambda path: -best[path])
+    return list(dict.fromkeys([*wanted, *ranked]))
+
+
+NAMED_MATCH = 0.8  # a word names a field: the same stem or one the start of the other (not a meaning)
+
+
 def want_answer(
     described: Mapping[str, Any],
     outputs: Any,
@@ -94,7 +109,7 @@ def want_answer(
     execution_id = described["execution_id"]
     wanted = [path for path in described.get("wanted") or () if path in structure]
     shown = chosen_paths(structure, wanted, str(described.get("want") or ""))
-    mapped = want_map(structure, fields_of(structure), shown, wanted)
+    mapped = want_map(structure, fields_of(structure), shown, _matched(structure, wanted, described.get("want")))
     room = budget - count_tokens(mapped.text) - 60  # the id, the head line and the structure command
 
     def call(arguments: dict[str, Any]) -> str:
