@@ -206,7 +206,7 @@ def _fields_found(answer: Any) -> bool:
     return fields_found(answer)
 
 
-WANT_DESCRIPTION = "Plain words for what you need: the answer is the values of the fields they name, and a map."
+WANT_DESCRIPTION = "Plain words for what you need: the answer is their values and a short map."
 
 
 async def answer_from(
