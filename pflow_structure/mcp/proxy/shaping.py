@@ -329,7 +329,7 @@ def shape_and_store(
 
 WANT_ARGUMENT = "_want"
 WANT_PREFIXED = "_pflow_structure_want"  # when the tool has a ``_want`` of its own
-WANT_DESCRIPTION = "What you need, in words: answers with its values"  # short: paid on every tool of every list (the instructions say more)
+WANT_DESCRIPTION = "Values you need, in words"  # short: paid on every tool of every list (the instructions say more)
 
 
 def want_argument(schema: Any) -> str:
