@@ -217,7 +217,7 @@ def answer_trip(response: Response, question: Question, settings: Any) -> Trip:
     named = set(answer.get("structure") or ())
     data = "data" in answer
     unread = [path for path in question.needs if not data and not any(covers(v, path) for v in values)]
-    found = data or all(path in named or not path in unread for path in question.needs)
+    found = data or all(path in named or path not in unread for path in question.needs)
     raw = json.dumps(response.value, separators=(",", ":"), ensure_ascii=False)
     return Trip(
         count_tokens(shown.replace(real, FIXED_ID)),

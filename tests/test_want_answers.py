@@ -1,4 +1,4 @@
-"""Answers the size of the question (issue 35): want answers with values, small outputs as data, hints that read right."""
+"""Answers the size of the question (issue 35): want answers, small outputs as data, hints that read right."""
 
 from __future__ import annotations
 
@@ -47,7 +47,9 @@ def test_a_field_only_some_items_have_names_which_items_in_the_structure(tmp_pat
 
 
 def test_in_n_of_m_shows_the_items_and_marks_more_than_it_lists() -> None:
-    assert describe_entry({"type": "str", "present": 1, "of": 4, "present_at": [2]}, short=True) == "str, in 1 of 4: [2]"
+    assert (
+        describe_entry({"type": "str", "present": 1, "of": 4, "present_at": [2]}, short=True) == "str, in 1 of 4: [2]"
+    )
     entry = {"type": "int", "present": 16, "of": 100, "present_at": [3, 7, 9]}
     assert describe_entry(entry, short=True) == "int, in 16 of 100: [3] [7] [9]…"
 
@@ -65,7 +67,9 @@ def test_a_hint_for_a_field_of_every_item_reads_every_item() -> None:
 def test_the_structure_views_read_command_reads_the_item_that_has_the_field(tmp_path: Path) -> None:
     outcome = invoke("run", "read-json", f"path={_blocks_file(tmp_path)}", "--want", "text", "--structure")
     command = outcome.stdout.splitlines()[-1]
-    assert command.endswith(" 'result.content[2].text' 'result.content[*].type' 'result.content[*].data' 'result.content[1].id'")
+    assert command.endswith(
+        " 'result.content[2].text' 'result.content[*].type' 'result.content[*].data' 'result.content[1].id'"
+    )
     execution_id = re.search(ID_PATTERN, command)
     assert execution_id
     assert read_fields(execution_id[0], ["result.content[2].text"]) == {"result.content[2].text": "hello there"}
@@ -124,7 +128,10 @@ def test_the_cli_want_answers_next_command_reads_the_next_rows() -> None:
     outcome = invoke("run", "read-json", f"path={ISSUES}", "--want", "who wrote each issue")
     paging = next(line for line in outcome.stdout.splitlines() if line.startswith("Rows "))
     assert paging.startswith("Rows 0-19 of 100 shown; read on: pflow-structure read-fields exec-")
-    assert paging.endswith(" 'result[*].number' 'result[*].milestone.open_issues' 'result[*].milestone.closed_issues' 'result[*].user.login' --offset 20")
+    assert paging.endswith(
+        " 'result[*].number' 'result[*].milestone.open_issues' 'result[*].milestone.closed_issues' "
+        "'result[*].user.login' --offset 20"
+    )
     execution_id = re.search(ID_PATTERN, paging)
     assert execution_id
     following = read_fields(execution_id[0], ["result[*].number"], offset=20, limit=1)
@@ -132,7 +139,9 @@ def test_the_cli_want_answers_next_command_reads_the_next_rows() -> None:
 
 
 def test_a_want_answer_stays_within_max_tokens() -> None:
-    outcome = invoke("run", "read-json", f"path={ISSUES}", "--want", "title and body of each issue", "--max-tokens", "300")
+    outcome = invoke(
+        "run", "read-json", f"path={ISSUES}", "--want", "title and body of each issue", "--max-tokens", "300"
+    )
     assert outcome.exit_code == 0
     assert count_tokens(outcome.stdout) <= 300
 
@@ -154,12 +163,15 @@ def test_a_small_output_comes_back_as_data_with_its_id(tmp_path: Path) -> None:
     answer = registry_run("read-json", {"path": str(path)})
     assert answer["data"] == {"ok": True, "count": 2}
     assert answer["rest"] == (
-        f"Cached as {answer['execution_id']}: read_fields reads a part, \"${{ID:PATH}}\" passes it on unread."
+        f'Cached as {answer["execution_id"]}: read_fields reads a part, "${{ID:PATH}}" passes it on unread.'
     )
     outcome = invoke("run", "read-json", f"path={path}")
     lines = outcome.stdout.splitlines()
     assert lines[:2] == ["ok: true", "count: 2"]  # what format's picker chooses
-    assert re.fullmatch(rf"Cached as {ID_PATTERN}; read-fields ID PATH reads a part, \"\$\{{ID:PATH\}}\" passes it on unread\.", lines[2])
+    assert re.fullmatch(
+        rf"Cached as {ID_PATTERN}; read-fields ID PATH reads a part, \"\$\{{ID:PATH\}}\" passes it on unread\.",
+        lines[2],
+    )
 
 
 def test_structure_forces_the_view_of_a_small_output(tmp_path: Path) -> None:
@@ -179,7 +191,9 @@ def test_the_proxy_answers_a_result_smaller_as_data_than_as_structure_with_the_d
     shaped = shape_and_store("t", {}, result, settings=Settings.from_env(), budget=50, read_tool="read_fields")
     lines = shaped.result["content"][0]["text"].splitlines()
     assert lines[:3] == ["[10]{id,name}:", "  0,n0", "  1,n1"] and len(lines) == 12
-    assert lines[-1].startswith("Cached as exec-") and lines[-1].endswith(': read_fields reads a part, "${ID:PATH}" passes it on unread.')
+    assert lines[-1].startswith("Cached as exec-") and lines[-1].endswith(
+        ': read_fields reads a part, "${ID:PATH}" passes it on unread.'
+    )
 
 
 def test_the_proxy_compacts_a_small_json_text_and_drops_its_copy_unless_told_to_keep_it() -> None:

@@ -92,7 +92,9 @@ def build_server(settings: Settings | None = None, *, host: str = "127.0.0.1") -
         def call() -> Any:
             chosen = None if fields is None else list(fields)
             # An agent's answer is always bounded, all_fields included (the Python API leaves that to the caller).
-            budget = max_tokens if max_tokens is not None else (settings or Settings.from_env()).answer_budget
+            budget: int | None = (
+                max_tokens if max_tokens is not None else (settings or Settings.from_env()).answer_budget
+            )
             if max_tokens is None and want and not (all_fields or structure or fields):
                 budget = None  # a want answer: the want budget, smaller than the answer budget
             options = {"all_fields": all_fields, "want": want, "fields": chosen, "structure": structure}

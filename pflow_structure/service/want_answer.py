@@ -57,9 +57,7 @@ def _by_word(structure: Mapping[str, Mapping[str, Any]], wanted: Sequence[str], 
     return list(dict.fromkeys([*first, *values]))
 
 
-def chosen_paths(
-    structure: Mapping[str, Mapping[str, Any]], wanted: Sequence[str], want: str = ""
-) -> list[str]:
+def chosen_paths(structure: Mapping[str, Mapping[str, Any]], wanted: Sequence[str], want: str = "") -> list[str]:
     """The fields whose values a want answer shows: the best :data:`MAX_VALUES` of ``wanted`` that hold
     values (:func:`_by_word`), each list's rows led by their handle (the first of :data:`LABELS` its
     items have)."""
@@ -82,7 +80,10 @@ def _matched(structure: Mapping[str, Mapping[str, Any]], wanted: Sequence[str], 
     from pflow_structure.filtering.want import term_matches, want_terms
 
     terms = want_terms(str(want or ""))
-    best = {path: max((term_matches(term, key_segments(path)) for term in terms), default=0.0) for path in fields_of(structure)}
+    best = {
+        path: max((term_matches(term, key_segments(path)) for term in terms), default=0.0)
+        for path in fields_of(structure)
+    }
     ranked = sorted((path for path, score in best.items() if score >= NAMED_MATCH), key=lambda path: -best[path])
     return list(dict.fromkeys([*wanted, *ranked]))
 
@@ -157,6 +158,7 @@ def want_text(
             if style == "cli"
             else "registry_run again with structure=true (runs the node again)"
         )
+
     def call(arguments: dict[str, Any]) -> str:
         text = next_call(arguments, style)
         return text if style == "cli" else f"{read_tool} {text}"
@@ -239,4 +241,3 @@ def answer_text(answer: Mapping[str, Any], settings: Settings, style: str = "cli
     text, _ = rendered_data(answer["data"], settings, str(answer.get("node_type")))
     warnings = [f"Warning: {warning}" for warning in answer.get("warnings", [])]
     return "\n".join([text, *warnings, answer["rest"]])
-

@@ -43,9 +43,7 @@ def _item_indices(root: Any, segments: tuple[Any, ...], limit: int) -> list[int]
     return found
 
 
-def add_present_at(
-    structure: Mapping[str, MutableMapping[str, Any]], value: Any, limit: int = FIRST_ITEMS
-) -> None:
+def add_present_at(structure: Mapping[str, MutableMapping[str, Any]], value: Any, limit: int = FIRST_ITEMS) -> None:
     """Add ``present_at`` (the first ``limit`` item indices) to each entry of ``structure`` that only
     some items of its list hold; ``value`` is the value the structure was inferred from."""
     for path, entry in structure.items():

@@ -49,9 +49,7 @@ def cached_text(
     return "\n".join(lines)
 
 
-def sized_text(
-    answer: Mapping[str, Any], read_tool: str, render: Any = None, note: str | None = None
-) -> str:
+def sized_text(answer: Mapping[str, Any], read_tool: str, render: Any = None, note: str | None = None) -> str:
     """The proxy's text for an answer the size of the question (:mod:`pflow_structure.service.want_answer`):
     the data in its compact rendering (``render``: value -> (text, format)) and the id line, or the
     want answer's values and map."""
