@@ -239,9 +239,10 @@ def answer_rows(responses: Sequence[Response], settings: Any) -> list[str]:
             trips[response.family in TUNED_ON].append(trip)
             views[response.family in TUNED_ON] += round_trip(response, question, settings)[0] + trip.ceiling
     lines = [
-        "| Families | questions | needed path a value or named | answers as data | want answer + read tokens "
+        "| Families | questions | needed path a value or named | answers as data | answered in one call "
+        "| want answer + read tokens "
         "| needed reads alone (ceiling) | efficiency (ceiling / trip) | raw / trip | above raw + 50 |",
-        "|---|---|---|---|---|---|---|---|---|",
+        "|---|---|---|---|---|---|---|---|---|---|",
     ]
     for name, held in (("held out", False), ("tuned on", True)):
         found = trips[held]
@@ -251,15 +252,27 @@ def answer_rows(responses: Sequence[Response], settings: Any) -> list[str]:
         named = sum(t.found for t in found)
         lines.append(
             f"| {name} | {len(found)} | {named / len(found):.1%} ({named}) | {sum(t.data for t in found)} "
+            f"| {sum(t.read == 0 for t in found)} "
             f"| {trip:,} | {ceiling:,} | {ceiling / trip:.2f} | {raw / trip:.1f}x | {above} |"
         )
     for name, held in (("held out", False), ("tuned on", True)):
         ceiling, raw = sum(t.ceiling for t in trips[held]), sum(t.raw for t in trips[held])
         lines.append(
-            f"| {name}: the want view (--structure) + read, before | {len(trips[held])} | | | {views[held]:,} "
+            f"| {name}: the want view (--structure) + read, before | {len(trips[held])} | | | 0 | {views[held]:,} "
             f"| {ceiling:,} | {ceiling / views[held]:.2f} | {raw / views[held]:.1f}x | |"
         )
     return lines
+
+
+def corpus_rows(workdir: Path) -> list[str]:
+    """The 28 corpus files without want: tokens of what ``run`` prints (the view, or the data when smaller)."""
+    from common import CORPUS, Context, cli_text
+
+    from pflow_structure.render.tokens import count_tokens
+
+    ctx = Context(smoke=False, workdir=workdir, cache_dir=workdir / "corpus-cache")
+    counts = {path.name: count_tokens(cli_text(path, ctx)[0]) for path in sorted(CORPUS.glob("*.json"))}
+    return [f"| corpus files without want | {len(counts)} | {sum(counts.values()):,} tokens of run's text |"]
 
 
 class Tally(NamedTuple):
@@ -450,6 +463,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--candidates", action="store_true", help="also measure the candidate scores not kept")
     parser.add_argument("--want-model", default="", choices=["", "wordllama"], help="the opt-in embeddings")
     parser.add_argument("--answers", action="store_true", help="only the want answers + one read (issue 35)")
+    parser.add_argument("--corpus", action="store_true", help="only the 28 corpus files' run text, without want")
     args = parser.parse_args(argv)
     responses = load()
     if not responses:
@@ -464,6 +478,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     misses: list[str] | None = [] if args.misses else None
     with tempfile.TemporaryDirectory() as workdir:
         settings = Settings(cache_dir=Path(workdir), filtering=options)
+        if args.corpus:
+            print("\n".join(corpus_rows(Path(workdir))))
+            return 0
         answers = answer_rows(responses, settings)
         if args.answers:
             print("\n".join(answers))
