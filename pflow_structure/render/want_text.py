@@ -2,11 +2,10 @@
 
 ::
 
-    Execution ID: exec-1763463202-0cd0c8fe
-    Values for "who opened each issue" (each column a read-fields path):
+    exec-1763463202-0cd0c8fe: values your words match (columns are paths):
     result[*] (100 items): number, user.login
       101,alice
-    Map of the rest: result list, 100 items, each 66 other fields (matching your words: assignee, closed_by)
+    Rest: result list, 100 items, each 58 more fields; your words also match: result[*].assignee, .closed_by
     Full structure: pflow-structure structure exec-1763463202-0cd0c8fe
 
 The map names the top-level containers with their counts and how many fields they hold beyond
@@ -55,7 +54,7 @@ def _containers(structure: Mapping[str, Mapping[str, Any]]) -> list[str]:
 def _describe(path: str, entry: Mapping[str, Any], others: int, inner: bool) -> str:
     kind = "list" if "list" in str(entry.get("type")) else "dict"
     size = f", {entry['length']} items" if kind == "list" and "length" in entry else ""
-    fields = f"{others} other field{'s' if others != 1 else ''}"
+    fields = f"{others} more field{'s' if others != 1 else ''}"
     return f"{path} {kind}{size}, {'each ' if kind == 'list' else ''}{fields}" if inner else f"{path} {kind}{size}"
 
 
@@ -80,10 +79,10 @@ def want_map(
     left = len(containers) - MAX_CONTAINERS
     if left > 0:
         parts.append(f"+{left} more containers")
-    text = "Map of the rest: " + ("; ".join(parts) if parts else f"{len(rest)} other fields")
+    text = "Rest: " + ("; ".join(parts) if parts else f"{len(rest)} more fields")
     words = [path for path in matched if path not in shown][:MAX_NAMED]
     if words:
-        text += "; other fields matching your words: " + _names(words)
+        text += "; your words also match: " + _names(words)
         named.update({path: dict(structure[path]) for path in words if path in structure})
     return WantMap(text, named)
 
@@ -108,11 +107,11 @@ def want_answer_text(answer: Mapping[str, Any], call: CallText, structure_call: 
     """The text of a want answer dict (:func:`pflow_structure.service.want_answer.want_answer`)."""
     values = answer.get("values") or {}
     if values:
-        lines = [f"Execution ID: {answer['execution_id']}; the values your words match (columns are paths):"]
+        lines = [f"{answer['execution_id']}: values your words match (columns are paths):"]
         lines.extend(value_lines(values, answer.get("_more") or {}, call))
     else:
         want = json.dumps(" ".join(str(answer.get("want", "")).split())[:120], ensure_ascii=False)
-        lines = [f"Execution ID: {answer['execution_id']}; no field name matches {want}."]
+        lines = [f"{answer['execution_id']}: no field name matches {want}."]
     lines.append(answer.get("map", ""))
     lines.extend(f"Warning: {warning}" for warning in answer.get("warnings", []))
     lines.append(f"Full structure: {structure_call}")
