@@ -109,6 +109,8 @@ def want_answer_text(answer: Mapping[str, Any], call: CallText, structure_call: 
     if values:
         lines = [f"{answer['execution_id']}: values your words match (columns are paths):"]
         lines.extend(value_lines(values, answer.get("_more") or {}, call))
+    elif answer.get("wanted"):  # matches that hold no single value (objects, lists): named in the map
+        lines = [f"{answer['execution_id']}: your words match the fields named below; read-fields reads them."]
     else:
         want = json.dumps(" ".join(str(answer.get("want", "")).split())[:120], ensure_ascii=False)
         lines = [f"{answer['execution_id']}: no field name matches {want}."]

@@ -34,10 +34,11 @@ DATA_LINE = 'Cached as {execution_id}: read_fields reads a part, "${{ID:PATH}}" 
 DATA_LINE_CLI = 'Cached as {execution_id}; read-fields ID PATH reads a part, "${{ID:PATH}}" passes it on unread.'
 
 
-def _is_value(entry: Mapping[str, Any]) -> bool:
-    """A field whose value reads as a cell: not an object, not a list of objects."""
+def _is_value(entry: Mapping[str, Any], path: str = "") -> bool:
+    """A field whose value reads as a cell: not an object, not a list, not below a dict of data keys
+    (``[*]`` in a template path: its rows would have no one column)."""
     kinds = set(str(entry.get("type", "")).split("|"))
-    return not kinds & {"dict", "list"}
+    return not kinds & {"dict", "list"} and "[*]" not in path
 
 
 def _by_word(structure: Mapping[str, Mapping[str, Any]], wanted: Sequence[str], want: str) -> list[str]:
@@ -46,7 +47,7 @@ def _by_word(structure: Mapping[str, Mapping[str, Any]], wanted: Sequence[str], 
     from pflow_structure.filtering.tree import key_segments
     from pflow_structure.filtering.want import term_matches, want_terms
 
-    values = [path for path in wanted if path in structure and _is_value(structure[path])]
+    values = [path for path in wanted if path in structure and _is_value(structure[path], path)]
     keys = {path: key_segments(path) for path in values}
     first: list[str] = []
     for term in want_terms(want):
