@@ -222,3 +222,15 @@ def test_the_tool_descriptions_say_what_a_want_answer_is_in_at_most_40_tokens() 
     served = WANT_DESCRIPTION + " With want: the matching fields' values (one row per item) and a short map."
     assert count_tokens(served) <= 40 and "values" in served
     assert count_tokens(PROXIED) <= 40 and "values" in PROXIED.lower()
+
+
+def test_matches_below_a_dict_of_data_keys_are_named_in_the_map_not_called_missing(tmp_path: Path) -> None:
+    from pflow_structure.service.want_answer import want_text
+
+    path = tmp_path / "keyed.json"
+    path.write_text(json.dumps({f"k{n}": {"size": n, "tag": f"t{n}"} for n in range(30)}), encoding="utf-8")
+    answer = registry_run("read-json", {"path": str(path)}, want="size of each")
+    assert answer["values"] == {} and answer["wanted"] == ["result[*].size"]
+    lines = want_text(answer).splitlines()
+    assert lines[0] == f"{answer['execution_id']}: your words match the fields named below; read-fields reads them."
+    assert lines[1] == "Rest: result dict, 2 more fields; your words also match: result[*].size"
