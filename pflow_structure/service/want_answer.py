@@ -42,19 +42,23 @@ def _is_value(entry: Mapping[str, Any], path: str = "") -> bool:
 
 
 def _by_word(structure: Mapping[str, Mapping[str, Any]], wanted: Sequence[str], want: str) -> list[str]:
-    """``wanted`` fields that hold values, the best for each word first, in the order the words come
-    (people name what they want first: "title and state of each issue")."""
+    """``wanted`` fields that hold values, led by the field each word names itself, in the order the
+    words come (people name what they want first: "title and state of each issue"); of two fields a
+    word names alike, the one nearer its record (``title`` before ``milestone.title``)."""
+    from pflow_structure.filtering import fields_of
     from pflow_structure.filtering.tree import key_segments
     from pflow_structure.filtering.want import term_matches, want_terms
 
     values = [path for path in wanted if path in structure and _is_value(structure[path], path)]
-    keys = {path: key_segments(path) for path in values}
+    pool = [path for path in fields_of(structure) if _is_value(structure[path], path)]
+    keys = {path: key_segments(path) for path in pool}
+    rank = {path: position for position, path in enumerate(values)}
     first: list[str] = []
     for term in want_terms(want):
-        scored = [(term_matches(term, keys[path]), -position, path) for position, path in enumerate(values)]
-        best = max(scored, default=(0.0, 0, ""))
-        if best[0] >= WORD_MATCH and best[2] not in first:
-            first.append(best[2])
+        scored = [(term_matches(term, keys[path]), -len(keys[path]), -rank.get(path, len(rank)), path) for path in pool]
+        best = max(scored, default=(0.0, 0, 0, ""))
+        if best[0] >= WORD_MATCH and best[3] not in first:
+            first.append(best[3])
     return list(dict.fromkeys([*first, *values]))
 
 
