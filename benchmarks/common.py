@@ -53,10 +53,17 @@ def median_seconds(func: Callable[[], Any], runs: int) -> tuple[float, list[floa
 
 
 def cli_text(path: Path, ctx: Context) -> tuple[str, dict[str, Any]]:
-    """What ``pflow-structure run read-json path=...`` prints, with a fixed execution id."""
+    """What ``pflow-structure run read-json path=...`` prints, with a fixed execution id, and the structure
+    dict (for an output answered as data, the structure of its cached copy)."""
     from pflow_structure import registry_run
     from pflow_structure.render.structure_text import render_structure_text
+    from pflow_structure.service import cached_structure
+    from pflow_structure.service.want_answer import answer_text
 
-    result = registry_run("read-json", {"path": str(path)}, settings=ctx.settings())
+    settings = ctx.settings()
+    result = registry_run("read-json", {"path": str(path)}, settings=settings, style="cli")
+    if "data" in result:  # smaller as data than as structure (issue 35)
+        text = answer_text(result, settings).replace(result["execution_id"], FIXED_ID)
+        return text, cached_structure(result["execution_id"], settings=settings)
     shown = dict(result, execution_id=FIXED_ID)
     return render_structure_text(shown), result

@@ -162,6 +162,119 @@ def round_trip(response: Response, question: Question, settings: Any, *, steer: 
     return count_tokens(view), count_tokens(command) + count_tokens(text), count_tokens(raw)
 
 
+def _read_cost(response_id: str, paths: Sequence[str], settings: Any) -> int:
+    """Tokens of one ``read-fields`` of ``paths`` (``[0]`` read as ``[*]``): the command and what it prints."""
+    from common import FIXED_ID
+
+    from pflow_structure.cli.read_fields import TEXT_MAX_ITEMS
+    from pflow_structure.render.tokens import count_tokens
+    from pflow_structure.service import read_fields_detailed
+    from pflow_structure.service.answers import readout_text
+
+    if not paths:
+        return 0
+    reads = list(dict.fromkeys(_read_path(path) for path in paths))
+    readout = read_fields_detailed(response_id, reads, settings=settings)
+    text, _ = readout_text(readout, "text", max_items=TEXT_MAX_ITEMS, settings=settings)
+    command = f"pflow-structure read-fields {FIXED_ID} " + " ".join(reads)
+    return count_tokens(command) + count_tokens(text)
+
+
+class Trip(NamedTuple):
+    """One question's want answer round trip (issue 35): tokens of the answer, of one read of the needed
+    paths it did not show as values, of the needed reads alone (the ceiling) and of the raw compact JSON;
+    whether every needed path was shown as a value or named in the map/structure; whether it was data."""
+
+    answer: int
+    read: int
+    ceiling: int
+    raw: int
+    found: bool
+    data: bool
+
+
+def answer_trip(response: Response, question: Question, settings: Any) -> Trip:
+    """The want answer (``run --want`` as the CLI prints it) and one read of what it did not show."""
+    from common import FIXED_ID
+    from filter_eval import covers
+
+    from pflow_structure.render.structure_text import render_structure_text
+    from pflow_structure.render.tokens import count_tokens
+    from pflow_structure.service import capture_outputs
+    from pflow_structure.service.want_answer import answer_text, sized_answer
+
+    captured = capture_outputs("read-json", {}, {"result": response.value}, settings=settings, want=question.text)
+    described = captured.result
+    answer = sized_answer(described, captured.outputs, captured.structure, settings=settings, style="cli")
+    answer = answer or described
+    real = described["execution_id"]
+    shown = answer_text(answer, settings) if "values" in answer or "data" in answer else render_structure_text(answer)
+    from pflow_structure.cli.read_fields import TEXT_MAX_ITEMS
+
+    # A column cut to fewer rows than a read's page counts as not shown: the agent reads it.
+    paged = {path for path, more in (answer.get("_more") or {}).items() if len(answer["values"][path]) < TEXT_MAX_ITEMS}
+    values = [path for path in answer.get("values") or () if path not in paged]
+    named = set(answer.get("structure") or ())
+    data = "data" in answer
+    unread = [path for path in question.needs if not data and not any(covers(v, path) for v in values)]
+    found = data or all(path in named or path not in unread for path in question.needs)
+    raw = json.dumps(response.value, separators=(",", ":"), ensure_ascii=False)
+    return Trip(
+        count_tokens(shown.replace(real, FIXED_ID)),
+        _read_cost(real, unread, settings),
+        _read_cost(real, question.needs, settings),
+        count_tokens(raw),
+        found,
+        data,
+    )
+
+
+def answer_rows(responses: Sequence[Response], settings: Any) -> list[str]:
+    """The table of want answers + one read, per held-out and tuned-on families, pooled."""
+    trips: dict[bool, list[Trip]] = {True: [], False: []}
+    views: dict[bool, int] = {True: 0, False: 0}  # the want view (run --want --structure) + the same read
+    for response in responses:
+        for question in response.questions:
+            trip = answer_trip(response, question, settings)
+            trips[response.family in TUNED_ON].append(trip)
+            views[response.family in TUNED_ON] += round_trip(response, question, settings)[0] + trip.ceiling
+    lines = [
+        "| Families | questions | needed path a value or named | answers as data | answered in one call "
+        "| want answer + read tokens "
+        "| needed reads alone (ceiling) | efficiency (ceiling / trip) | raw / trip | above raw + 50 |",
+        "|---|---|---|---|---|---|---|---|---|---|",
+    ]
+    for name, held in (("held out", False), ("tuned on", True)):
+        found = trips[held]
+        trip = sum(t.answer + t.read for t in found)
+        ceiling, raw = sum(t.ceiling for t in found), sum(t.raw for t in found)
+        above = sum(1 for t in found if t.answer + t.read > t.raw + 50)
+        named = sum(t.found for t in found)
+        lines.append(
+            f"| {name} | {len(found)} | {named / len(found):.1%} ({named}) | {sum(t.data for t in found)} "
+            f"| {sum(t.read == 0 for t in found)} "
+            f"| {trip:,} | {ceiling:,} | {ceiling / trip:.2f} | {raw / trip:.1f}x | {above} |"
+        )
+    for name, held in (("held out", False), ("tuned on", True)):
+        ceiling, raw = sum(t.ceiling for t in trips[held]), sum(t.raw for t in trips[held])
+        lines.append(
+            f"| {name}: the want view (--structure) + read, before | {len(trips[held])} | | | 0 | {views[held]:,} "
+            f"| {ceiling:,} | {ceiling / views[held]:.2f} | {raw / views[held]:.1f}x | |"
+        )
+    return lines
+
+
+def corpus_rows(workdir: Path) -> list[str]:
+    """The 28 corpus files without want: tokens of what ``run`` prints (the view, or the data when smaller)."""
+    from common import CORPUS, Context, cli_text
+
+    from pflow_structure.render.tokens import count_tokens
+
+    ctx = Context(smoke=False, workdir=workdir, cache_dir=workdir / "corpus-cache")
+    counts = {path.name: count_tokens(cli_text(path, ctx)[0]) for path in sorted(CORPUS.glob("*.json"))}
+    return [f"| corpus files without want | {len(counts)} | {sum(counts.values()):,} tokens of run's text |"]
+
+
 class Tally(NamedTuple):
     questions: int = 0
     listed: int = 0
@@ -349,6 +462,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--misses", action="store_true", help="list every question whose view misses a path")
     parser.add_argument("--candidates", action="store_true", help="also measure the candidate scores not kept")
     parser.add_argument("--want-model", default="", choices=["", "wordllama"], help="the opt-in embeddings")
+    parser.add_argument("--answers", action="store_true", help="only the want answers + one read (issue 35)")
+    parser.add_argument("--corpus", action="store_true", help="only the 28 corpus files' run text, without want")
     args = parser.parse_args(argv)
     responses = load()
     if not responses:
@@ -363,9 +478,16 @@ def main(argv: Sequence[str] | None = None) -> int:
     misses: list[str] | None = [] if args.misses else None
     with tempfile.TemporaryDirectory() as workdir:
         settings = Settings(cache_dir=Path(workdir), filtering=options)
+        if args.corpus:
+            print("\n".join(corpus_rows(Path(workdir))))
+            return 0
+        answers = answer_rows(responses, settings)
+        if args.answers:
+            print("\n".join(answers))
+            return 0
         tallies = judge(responses, settings, misses)
         plain = judge(responses, settings, steer=False)
-    lines = report(tallies, plain)
+    lines = [*report(tallies, plain), "", *answers]
     if misses:
         lines += ["", *misses]
     if args.candidates:

@@ -20,6 +20,10 @@ variable                            meaning                                  def
 ``PFLOW_STRUCTURE_ANSWER_BUDGET``   most o200k tokens in one answer          8000, or the
                                     (read_fields, fields, run; pages past it)  MCP client's
                                                                              (docs/budgets.md)
+``PFLOW_STRUCTURE_WANT_BUDGET``     most o200k tokens in a ``want`` answer     1500
+                                    (its values and map; max_tokens per call)
+``PFLOW_STRUCTURE_PROXY_KEEP_TEXT`` ``1``: the proxy passes a small JSON text   unset: compact
+                                    on as the server wrote it
 ==================================  =======================================  ==============
 """
 
@@ -53,6 +57,9 @@ ENV_PFLOW_REGISTRY = "PFLOW_STRUCTURE_PFLOW_REGISTRY"
 ENV_MAX_REFERENCE_SIZE = "PFLOW_STRUCTURE_MAX_REFERENCE_SIZE"
 ENV_MAX_MESSAGE_SIZE = "PFLOW_STRUCTURE_MAX_MESSAGE_SIZE"
 ENV_ANSWER_BUDGET = "PFLOW_STRUCTURE_ANSWER_BUDGET"
+ENV_WANT_BUDGET = "PFLOW_STRUCTURE_WANT_BUDGET"
+ENV_PROXY_KEEP_TEXT = "PFLOW_STRUCTURE_PROXY_KEEP_TEXT"
+DEFAULT_WANT_BUDGET = 1500  # o200k tokens: a want answer's values and map (issue 35: values a question needs ~100)
 DEFAULT_ANSWER_BUDGET = 8000  # o200k tokens: under Claude Code's 10,000 warning and Codex's ~10 KiB
 DEFAULT_MAX_MESSAGE_BYTES = 256 * 1024**2
 # The defaults of the core modules, written out so that building settings (every read-fields
@@ -86,6 +93,8 @@ _FIELDS = (
     "answer_max_bytes",
     "answer_max_lines",
     "answer_budget_set",
+    "want_budget",
+    "keep_upstream_text",
 )
 _UNITS = {"": 1, "b": 1, "kb": 1024, "mb": 1024**2, "gb": 1024**3, "tb": 1024**4}
 
@@ -107,11 +116,13 @@ class Settings:
         "cache_dir",
         "cache_url",
         "failure_log",
+        "keep_upstream_text",
         "max_cache_bytes",
         "max_paths",
         "max_reference_bytes",
         "pflow_registry",
         "ttl_hours",
+        "want_budget",
         "workflows_dir",
     )
 
@@ -131,6 +142,8 @@ class Settings:
         answer_max_bytes: int | None = None,
         answer_max_lines: int | None = None,
         answer_budget_set: bool | None = None,
+        want_budget: int = DEFAULT_WANT_BUDGET,
+        keep_upstream_text: bool = False,
     ) -> None:
         self.cache_dir = Path(cache_dir) if cache_dir is not None else default_cache_dir()
         self.ttl_hours = ttl_hours
@@ -150,6 +163,8 @@ class Settings:
         if answer_budget_set is None:  # chosen by a setting or the caller: a client's row does not replace it
             answer_budget_set = answer_budget != DEFAULT_ANSWER_BUDGET
         self.answer_budget_set = answer_budget_set
+        self.want_budget = want_budget  # most o200k tokens in a want answer (service/want_answer.py)
+        self.keep_upstream_text = keep_upstream_text  # the proxy passes small JSON text on byte for byte
 
     def _fields(self) -> tuple[Any, ...]:
         return (
@@ -167,6 +182,8 @@ class Settings:
             self.answer_max_bytes,
             self.answer_max_lines,
             self.answer_budget_set,
+            self.want_budget,
+            self.keep_upstream_text,
         )
 
     @property
@@ -215,7 +232,8 @@ class Settings:
             f"cache_url={redact_url(self.cache_url) if self.cache_url else None!r}, "
             f"max_reference_bytes={self.max_reference_bytes!r}, answer_budget={self.answer_budget!r}, "
             f"answer_max_bytes={self.answer_max_bytes!r}, answer_max_lines={self.answer_max_lines!r}, "
-            f"answer_budget_set={self.answer_budget_set!r})"
+            f"answer_budget_set={self.answer_budget_set!r}, "
+            f"want_budget={self.want_budget!r}, keep_upstream_text={self.keep_upstream_text!r})"
         )
 
     @classmethod
@@ -248,6 +266,8 @@ class Settings:
             else base.max_reference_bytes,
             answer_budget=_whole_number(env, ENV_ANSWER_BUDGET, base.answer_budget),
             answer_budget_set=bool(env.get(ENV_ANSWER_BUDGET)),
+            want_budget=_whole_number(env, ENV_WANT_BUDGET, base.want_budget),
+            keep_upstream_text=_flag(env, ENV_PROXY_KEEP_TEXT),
         )
         settings._filter_values = filter_values
         return settings
@@ -352,6 +372,13 @@ def _whole_number(env: Mapping[str, str], name: str, default: int) -> int:
     if not value.is_integer():
         raise ParameterError(f"{name}={env.get(name)!r} must be a whole number of at least 1, e.g. 500")
     return int(value)
+
+
+def _flag(env: Mapping[str, str], name: str) -> bool:
+    text = (env.get(name) or "").strip().lower()
+    if text not in ("", "0", "1", "true", "false"):
+        raise ParameterError(f"{name}={env.get(name)!r} is not a flag; set 1 or unset it")
+    return text in ("1", "true")
 
 
 def parse_size(text: str, name: str = "size") -> int:

@@ -54,8 +54,10 @@ def parse_details(details: str) -> dict[str, Any]:
             entry["json"] = m[1]
         elif m := re.fullmatch(r"(\d+) dynamic keys?", part):
             entry["keys"], entry["dynamic_keys"] = int(m[1]), True
-        elif m := re.fullmatch(r"in (\d+) of (\d+)", part):
+        elif m := re.fullmatch(r"in (\d+) of (\d+)(?:: ((?:\[\d+\] ?)+)…?)?", part):
             entry["present"], entry["of"] = int(m[1]), int(m[2])
+            if m[3]:
+                entry["present_at"] = [int(index) for index in re.findall(r"\d+", m[3])]
         elif part == "deeper levels not shown":
             entry["truncated"] = "depth"
         else:

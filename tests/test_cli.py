@@ -426,7 +426,7 @@ def test_run_text_lists_template_paths_and_a_summary() -> None:
         "Field count: 110, not filtered\n"
         "Omitted paths: 66 deeper paths not listed; read a parent path with read-fields, "
         "or run again with --max-paths N (PFLOW_STRUCTURE_MAX_PATHS)\n"
-        f"Read values: pflow-structure read-fields {execution_id[0]} 'result[0].url'\n"
+        f"Read values: pflow-structure read-fields {execution_id[0]} 'result[*].url'\n"
     )
 
 
@@ -710,7 +710,7 @@ def test_cache_dir_option_applies_to_cache_commands(tmp_path: Path) -> None:
 def test_keys_that_are_not_valid_utf8_are_printed_escaped_not_a_crash(tmp_path: Path) -> None:
     data = tmp_path / "surrogates.json"
     data.write_text('{"\\udc81": "\\ud800x", "k": 1}', encoding="ascii")
-    text = invoke("run", "read-json", f"path={data}")
+    text = invoke("run", "read-json", f"path={data}", "--structure")
     assert text.exit_code == 0
     assert '    ["\\udc81"] str ~2\n' in text.stdout
     execution_id = re.search(ID_PATTERN, text.stdout)

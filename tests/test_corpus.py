@@ -72,7 +72,13 @@ def test_github_issue_list_is_a_list_of_100() -> None:
 def test_github_issue_list_counts_items_that_are_pull_requests() -> None:
     result, entry = _run("github__list_issues")
     with_pr = sum(1 for item in entry.outputs["result"] if "pull_request" in item)
-    assert result["structure"]["result[0].pull_request"] == {"type": "dict", "present": with_pr, "of": 100}
+    first = [index for index, item in enumerate(entry.outputs["result"]) if "pull_request" in item][:3]
+    assert result["structure"]["result[0].pull_request"] == {
+        "type": "dict",
+        "present": with_pr,
+        "of": 100,
+        "present_at": first,
+    }
     assert 0 < with_pr < 100
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import json
 import threading
 from collections.abc import Iterator
@@ -11,9 +12,14 @@ from typing import Any
 
 import pytest
 
-from pflow_structure import NodeExecutionError, read_fields, registry_run
+from pflow_structure import NodeExecutionError, read_fields
+from pflow_structure import registry_run as run_answer
 from pflow_structure.settings import Settings
 from tests.contract import assert_structure_reads_back
+
+# These tests are about what each node writes, so they ask for its structure even where the output is small
+# enough to come back as data (tests/test_want_answers.py tests that answer).
+registry_run = functools.partial(run_answer, structure=True)
 
 
 def _cached_entries() -> list[Path]:

@@ -34,8 +34,8 @@ T0 = 1_795_700_000.0  # 2026-11-26 (UTC), mid-morning
 
 def expected_rows(s: int) -> list[dict[str, Any]]:
     read_text_file = {"tool": "mcp:read_text_file", "results": 2, "cached": 1, "raw_tokens": 5619}
-    read_text_file |= {"structure_tokens": s, "inline_tokens": 17, "reads": 1, "read_tokens": 23}
-    read_text_file |= {"answered_tokens": s + 40, "saved_tokens": 5619 - s - 40}
+    read_text_file |= {"structure_tokens": s, "inline_tokens": 9, "reads": 1, "read_tokens": 23}
+    read_text_file |= {"answered_tokens": s + 32, "saved_tokens": 5619 - s - 32}
     list_directory = {"tool": "mcp:list_directory", "results": 1, "cached": 0, "raw_tokens": 11}
     list_directory |= {"structure_tokens": 0, "inline_tokens": 11, "reads": 0, "read_tokens": 0}
     list_directory |= {"answered_tokens": 11, "saved_tokens": 0}
@@ -43,18 +43,18 @@ def expected_rows(s: int) -> list[dict[str, Any]]:
 
 
 def expected_total(s: int) -> dict[str, int]:
-    total = {"results": 3, "cached": 1, "raw_tokens": 5630, "structure_tokens": s, "inline_tokens": 28}
-    return total | {"reads": 1, "read_tokens": 23, "answered_tokens": s + 51, "saved_tokens": 5630 - s - 51}
+    total = {"results": 3, "cached": 1, "raw_tokens": 5630, "structure_tokens": s, "inline_tokens": 20}
+    return total | {"reads": 1, "read_tokens": 23, "answered_tokens": s + 43, "saved_tokens": 5630 - s - 43}
 
 
 def expected_table(s: int) -> str:
     """The table for a structure answer of ``s`` tokens (100 to 999: the widths stay)."""
-    a, b = f"{s + 40:>8}  {s:>9}", f"{s + 51:>8}  {s:>9}"
+    a, b = f"{s + 32:>8}  {s:>9}", f"{s + 43:>8}  {s:>9}"
     return (
         "tool                results  cached  raw tokens  answered  structure  inline  reads  read tokens  saved\n"
-        f"mcp:read_text_file        2       1       5,619  {a}      17      1           23  {5619 - s - 40:>5,}\n"
+        f"mcp:read_text_file        2       1       5,619  {a}       9      1           23  {5619 - s - 32:>5,}\n"
         "mcp:list_directory        1       0          11        11          0      11      0            0      0\n"
-        f"total                     3       1       5,630  {b}      28      1           23  {5630 - s - 51:>5,}\n"
+        f"total                     3       1       5,630  {b}      20      1           23  {5630 - s - 43:>5,}\n"
     )
 
 
@@ -106,7 +106,7 @@ def test_stats_after_a_proxy_session_shows_each_tools_raw_and_answered_tokens(da
     found = json.loads(as_json.stdout)
     # answered tokens are the o200k tokens of the text the client got, answer by answer
     small, structure, read, listing = (count_tokens(texts(answer)[0]) for answer in answers)
-    assert (small + listing, read) == (28, 23)
+    assert (small + listing, read) == (20, 23)  # the small read compacted, without its copy
     assert found == {
         "days": None,
         "store": "file",
@@ -127,7 +127,7 @@ def test_usage_files_hold_names_and_numbers_only_and_are_private(data: Path, iso
     assert stat.S_IMODE(day_file.parent.stat().st_mode) == 0o700
     lines = [json.loads(line) for line in day_file.read_text(encoding="utf-8").splitlines()]
     assert lines == [
-        {"tool": "mcp:read_text_file", "results": 1, "raw_tokens": 17, "inline_tokens": 17},
+        {"tool": "mcp:read_text_file", "results": 1, "raw_tokens": 17, "inline_tokens": 9},
         {"tool": "mcp:read_text_file", "results": 1, "cached": 1, "raw_tokens": 5602, "structure_tokens": structure},
         {"tool": "mcp:read_text_file", "reads": 1, "read_tokens": 23},
         {"tool": "mcp:list_directory", "results": 1, "raw_tokens": 11, "inline_tokens": 11},

@@ -5,6 +5,7 @@ of its own keeps it and ours is prefixed. Real servers over stdio behind the rea
 from __future__ import annotations
 
 import json
+import re
 import sys
 from typing import Any
 
@@ -57,7 +58,7 @@ def test_a_tool_with_a_want_of_its_own_keeps_it_and_ours_is_prefixed_and_said() 
     assert texts(answer) == ['ARGS {"_want":"theirs"}']
 
 
-def test_a_large_file_read_with_want_lists_the_matching_fields_in_the_read_hint() -> None:
+def test_a_large_file_read_with_want_answers_the_matching_values_and_a_map() -> None:
     command = [npm_server("mcp-server-filesystem"), str(EXAMPLES_DATA)]
     want = "who opened each issue, and is it still open?"
 
@@ -67,15 +68,14 @@ def test_a_large_file_read_with_want_lists_the_matching_fields_in_the_read_hint(
         return with_want, without
 
     with_want, without = in_session([*PROXY, "--", *command], work)
-    steered, usual = cached(with_want), cached(without)
-    assert steered["wanted"] == [
-        "result[0].milestone.open_issues",
-        "result[0].milestone.closed_issues",
-        "result[0].user.login",
-        "result[0].author_association",
-        "result[0].assignee",
-        "result[0].milestone.creator",
-    ]
-    assert all(path in steered["structure"] for path in steered["wanted"])
+    lines = texts(with_want)[0].splitlines()
+    assert re.fullmatch(r"exec-\d+-[0-9a-f]{8}: values your words match \(columns are paths\):", lines[0])
+    header = "result[*] (100 items): number, milestone.open_issues, milestone.closed_issues, user.login"
+    assert lines[1:3] == [header, "  150,null,null,facetoe"]
+    assert lines[-2].startswith(
+        "Rest: result list, 100 items, each 58 more fields; your words also match: "
+        "result[*].author_association, .assignee,"
+    )
+    assert lines[-1] == "Full structure: the same call without _want gives the structure"
+    usual = cached(without)
     assert "example" in usual and "wanted" not in usual
-    assert set(usual["structure"]) <= set(steered["structure"])

@@ -63,8 +63,14 @@ _JSON_NUMBER = re.compile(r"-?(?:0|[1-9][0-9]*)(?:\.[0-9]+)?(?:[eE][+-]?[0-9]+)?
 @click.option(
     "--want",
     metavar="TEXT",
-    help='Plain words for what you need ("who wrote each issue, is it open"): the fields they name come first, '
-    "in a smaller view.",
+    help='Plain words for what you need ("who wrote each issue, is it open"): the values of the fields they name, '
+    "then a short map of the rest (--max-tokens bounds it, default 1500).",
+)
+@click.option(
+    "--structure",
+    "force_structure",
+    is_flag=True,
+    help="Print the structure view even when the output is small or --want is given (with --want: its fields first).",
 )
 @click.option(
     "--field",
@@ -94,6 +100,7 @@ def run(
     fields: Sequence[str],
     max_tokens: int | None,
     jq_expression: str | None,
+    force_structure: bool,
 ) -> None:
     """Run NODE and print the structure of its output and an execution id.
 
@@ -104,8 +111,10 @@ def run(
     fields shows the ones that matter most (PFLOW_STRUCTURE_FILTER: auto, llm,
     heuristic, off); --all-fields lists all, and read-fields reads any path either way.
     Paths print as a tree: an indented line extends the path above it (result, then
-    [0].title, is result[0].title); --flat prints each path in full. --want "TEXT" lists
-    first the fields whose names match the words, and a read-fields command for them.
+    [0].title, is result[0].title); --flat prints each path in full. --want "TEXT" prints
+    the values of the fields whose names match the words (one row per item) and a short map
+    of the rest. An output whose compact form is no longer than its structure is printed
+    itself (--structure prints the structure anyway).
     --field PATH prints the values at PATH instead, in the same call (a path that misses
     says why and brings the structure); --jq EXPR prints a jq expression's result. The rest
     stays cached. Answers stay under --max-tokens.
@@ -127,9 +136,17 @@ def run(
         settings = settings.replace(max_paths=max_paths)
     chosen = list(fields) if fields else None
     result = registry_run(
-        node, parameters, settings=settings, all_fields=all_fields, want=want, fields=chosen, max_tokens=max_tokens,
+        node,
+        parameters,
+        settings=settings,
+        all_fields=all_fields,
+        want=want,
+        fields=chosen,
+        max_tokens=max_tokens,
         jq=jq_expression,
-    )  # fmt: skip
+        structure=force_structure,
+        style="cli",
+    )
     if jq_expression is not None:
         from pflow_structure.service.field_answers import fields_found
         from pflow_structure.service.querying import jq_fields_text
@@ -143,8 +160,39 @@ def run(
         ctx.exit(0 if fields_found(result) else 1)
     if as_json:
         echo_json(result)
+    elif "values" in result or "data" in result:
+        from pflow_structure.service.want_answer import answer_text
+
+        echo_text(answer_text(result, settings))
     else:
         echo_text(render_structure_text(result, layout="flat" if flat else "tree"))
+
+
+@main.command("structure", context_settings=CONTEXT_SETTINGS)
+@click.argument("execution_id")
+@click.option("--json", "as_json", is_flag=True, help="Print the result dict as JSON (what MCP returns).")
+@click.option("--all-fields", is_flag=True, help="List every field: no filtering of structures over 50 fields.")
+@click.option("--want", metavar="TEXT", help="Plain words for what you need: the fields they name come first.")
+@click.option("--max-tokens", type=click.IntRange(min=1), help="Most o200k tokens in the answer [default 8000].")
+@click.pass_context
+@fails_cleanly
+def structure_command(
+    ctx: click.Context, execution_id: str, as_json: bool, all_fields: bool, want: str | None, max_tokens: int | None
+) -> None:
+    """Print the structure of an output already cached, without running its node again.
+
+    The full structure behind a --want answer's map, or of a small output answered as data.
+
+    \b
+    Example:
+      pflow-structure structure exec-1763463202-0cd0c8fe --want "who opened each issue"
+    """
+    from pflow_structure.render.structure_text import render_structure_text
+    from pflow_structure.service import cached_structure
+
+    settings = settings_for(ctx)
+    result = cached_structure(execution_id, settings=settings, want=want, all_fields=all_fields, max_tokens=max_tokens)
+    echo_json(result) if as_json else echo_text(render_structure_text(result))
 
 
 def parse_params(items: Sequence[str]) -> dict[str, Any]:

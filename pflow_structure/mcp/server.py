@@ -77,11 +77,14 @@ def build_server(settings: Settings | None = None, *, host: str = "127.0.0.1") -
         ] = False,
         want: Annotated[
             str | None,
-            Field(description="Plain words for what you need; the fields they name come first (in wanted)."),
+            Field(description=WANT_DESCRIPTION),
         ] = None,
         fields: Annotated[list[str] | None, Field(description=FIELDS_DESCRIPTION)] = None,
         max_tokens: Annotated[int | None, Field(description=MAX_TOKENS_DESCRIPTION, ge=1)] = None,
         jq: Annotated[str | None, Field(description=JQ_DESCRIPTION)] = None,
+        structure: Annotated[
+            bool, Field(description="The structure even for a small output or with want (its fields first).")
+        ] = False,
         ctx: Context = None,  # type: ignore[valid-type]  # the SDK's class, chosen at run time (compat.py)
     ) -> CallToolResult:
         """Run a node and get its execution_id and the structure of its output, not the values.
@@ -91,6 +94,8 @@ def build_server(settings: Settings | None = None, *, host: str = "127.0.0.1") -
         keys that are not shown (OBJECT.NAME reads back too). Read values afterwards with read_fields.
         A parameter "${execution_id:path}" passes a cached value on unread. With fields (paths, as
         read_fields takes them) or jq (an expression) the answer is their values instead of the structure.
+        With want: the matching fields' values (one row per item) and a short map. A small output
+        comes back as data.
         """
         from pflow_structure.mcp.compat import to_dict
         from pflow_structure.service.usage import CountedRun
@@ -101,10 +106,11 @@ def build_server(settings: Settings | None = None, *, host: str = "127.0.0.1") -
         def call() -> Any:
             chosen = None if fields is None else list(fields)
             # An agent's answer is always bounded, all_fields included (the Python API leaves that to the caller).
-            budget = max_tokens if max_tokens is not None or not all_fields else session.answer_budget
-            return run(
-                node_type, parameters or {}, all_fields=all_fields, want=want, fields=chosen, max_tokens=budget, jq=jq
-            )
+            budget: int | None = max_tokens if max_tokens is not None or not all_fields else session.answer_budget
+            if max_tokens is None and want and not (all_fields or structure or fields):
+                budget = None  # a want answer: the want budget, smaller than the answer budget
+            options = {"all_fields": all_fields, "want": want, "fields": chosen, "structure": structure, "jq": jq}
+            return run(node_type, parameters or {}, max_tokens=budget, **options)
 
         selected = fields is not None or jq is not None
         answer: CallToolResult = await answer_from(call, found=_fields_found if selected else None)
@@ -227,6 +233,9 @@ def _fields_found(answer: Any) -> bool:
     from pflow_structure.service.field_answers import fields_found
 
     return fields_found(answer)
+
+
+WANT_DESCRIPTION = "Plain words for what you need: the answer is their values and a short map."
 
 
 async def answer_from(

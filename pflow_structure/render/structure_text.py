@@ -54,7 +54,7 @@ def describe_entry(entry: Mapping[str, Any], *, short: bool = False) -> str:
     if entry.get("dynamic_keys") and not names:
         parts.append(counted(entry.get("keys", "?"), "dynamic key"))
     if "present" in entry:
-        parts.append(f"in {entry['present']} of {entry['of']}")
+        parts.append(f"in {entry['present']} of {entry['of']}" + _which_items(entry))
     if "same_as" in entry:
         parts.append(f"same keys as {entry['same_as']}")
     if entry.get("truncated") == "depth":
@@ -63,6 +63,15 @@ def describe_entry(entry: Mapping[str, Any], *, short: bool = False) -> str:
         more = ", …" if len(names) < entry.get("keys", 0) else ""
         parts.append(counted(entry.get("keys", "?"), "key") + ": " + ", ".join(_key_name(str(n)) for n in names) + more)
     return ", ".join(parts)
+
+
+def _which_items(entry: Mapping[str, Any]) -> str:
+    """``: [2]``, or ``: [3] [7] [9]…`` when more items hold the field: which items have it."""
+    indices = entry.get("present_at") or []
+    if not indices:
+        return ""
+    more = "…" if len(indices) < int(entry.get("present", 0)) else ""
+    return ": " + " ".join(f"[{index}]" for index in indices) + more
 
 
 def counted(count: Any, noun: str) -> str:
@@ -213,17 +222,34 @@ def render_structure_text(
         lines.append(f"Warning: {warning}")
     wanted = [path for path in result.get("wanted") or () if path in structure][:WANTED_IN_HINT]
     if wanted:
+        reads = dict.fromkeys(hint_path(path, structure[path]) for path in wanted)
         lines.append("Read the fields matching your words (best first):")
-        lines.append(f"  {program} read-fields {execution_id} " + " ".join(shlex.quote(path) for path in wanted))
+        lines.append(f"  {program} read-fields {execution_id} " + " ".join(shlex.quote(path) for path in reads))
     elif "wanted" in result:
         lines.append(f"No field name matches {_quoted_want(result.get('want'))}: the usual view is shown.")
     if structure and not wanted:
         example = _example_path(structure)
-        lines.append(f"Read values: {program} read-fields {execution_id} {shlex.quote(example)}")
+        read = hint_path(example, structure[example])
+        lines.append(f"Read values: {program} read-fields {execution_id} {shlex.quote(read)}")
     return "\n".join(lines)
 
 
 WANTED_IN_HINT = 6  # the read command of a view with ``want`` names at most this many paths
+
+
+def hint_path(path: str, entry: Mapping[str, Any]) -> str:
+    """The path a read hint suggests for a listed template path: ``[*]`` for every item
+    (``result[*].title``), and the index of an item that holds the field when item 0 does not
+    (``result.content[2].text``, from ``present_at``)."""
+    from pflow_structure.paths import WILDCARD, format_path, parse_path
+
+    segments = list(parse_path(path))
+    first = (entry.get("present_at") or [0])[0]
+    for position, segment in enumerate(segments):
+        if segment == 0 and type(segment) is int:
+            segments[position] = first if first else WILDCARD
+            first = 0
+    return format_path(segments)
 
 
 def _quoted_want(want: Any) -> str:

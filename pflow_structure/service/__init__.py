@@ -8,10 +8,10 @@ from __future__ import annotations
 
 import os
 
-from pflow_structure.errors import NodeExecutionError
 from pflow_structure.records import NamedTuple
 from pflow_structure.service.reading import FieldReadout as FieldReadout
 from pflow_structure.service.reading import read_fields_detailed as read_fields_detailed
+from pflow_structure.service.running import run_node as run_node
 from pflow_structure.settings import Settings
 
 TYPE_CHECKING = False
@@ -33,6 +33,8 @@ def registry_run(
     fields: Sequence[str] | None = None,
     max_tokens: int | None = None,
     jq: str | None = None,
+    structure: bool = False,
+    style: str = "tool",
 ) -> dict[str, Any]:
     """Run a node, cache what it wrote, and return its structure (no values); with ``fields``, the
     values at those paths instead (:func:`pflow_structure.service.answers.fields_answer`); with ``jq``
@@ -50,7 +52,11 @@ def registry_run(
     ``${exec-ID:PATH}`` (a cached value, passed on unread; the cache entry records the reference, not
     the value). Raises :class:`NodeNotFoundError` or :class:`NodeExecutionError` (nothing cached), and
     ``UnresolvedReferenceError`` before the node runs. ``want`` (plain words: "who wrote each issue")
-    lists the fields they name first, in a smaller view, and says which in ``wanted``.
+    answers with the values of the fields they name and a short map of the rest, within ``max_tokens``
+    (else the want budget); an output whose compact rendering costs no more than its view comes back as
+    ``data`` (:mod:`pflow_structure.service.want_answer`). ``structure`` asks for the structure view
+    whatever the size (with ``want``: the matching fields first, named in ``wanted``); ``style`` ("cli"
+    or "tool") is how the answer writes the calls that read on.
     """
     from pflow_structure.service.arguments import resolve_arguments
 
@@ -67,9 +73,10 @@ def registry_run(
     resolved = resolve_arguments(params, settings=settings, cache=cache)
     _preload_llm(settings, all_fields)
     outputs = run_node(node_type, resolved)
-    described = store_outputs(
+    captured = capture_outputs(
         node_type, params, outputs, settings=settings, cache=cache, all_fields=all_fields, want=want
     )
+    described = captured.result
     from pflow_structure.service.answers import answer_budget, structure_within_budget
     from pflow_structure.service.clients import answer_counter
     from pflow_structure.service.field_answers import fields_answer
@@ -78,6 +85,20 @@ def registry_run(
         from pflow_structure.service.querying import jq_fields_answer
 
         return jq_fields_answer(described, jq, max_tokens=max_tokens, settings=settings, cache=cache)
+    if fields is None and not all_fields:
+        from pflow_structure.service.want_answer import sized_answer
+
+        sized = sized_answer(
+            described,
+            captured.outputs,
+            captured.structure,
+            settings=settings,
+            want_budget=None if max_tokens is None else answer_budget(max_tokens, settings),
+            force_structure=structure,
+            style=style,
+        )
+        if sized is not None:
+            return sized
     if fields is None:  # all_fields asks for every path: bounded only by an explicit max_tokens
         bounded = max_tokens is not None or not all_fields
         budget, count = answer_budget(max_tokens, settings), answer_counter(max_tokens, settings)
@@ -107,57 +128,6 @@ def _preload_llm(settings: Settings, all_fields: bool) -> None:
             llm.preload(options.model or llm.DEFAULT_MODEL)
 
     threading.Thread(target=preload, name="pflow-structure-llm-preload", daemon=True).start()
-
-
-def run_node(node_type: str, params: dict[str, Any]) -> dict[str, Any]:
-    """Run ``node_type`` with ``params`` on a fresh shared store; return what it wrote."""
-    from pflow_structure.nodes.base import AsyncNode
-    from pflow_structure.registry import find_node
-
-    spec = find_node(node_type)
-    try:
-        node = spec.load()()
-    except Exception as exc:  # a broken plugin: name where it comes from
-        raise NodeExecutionError(
-            node_type, exc, context=f"cannot load {spec.target} (from {spec.source}); reinstall or fix that package"
-        ) from exc
-    shared: dict[str, Any] = {}
-    try:
-        node.set_params(params)
-        if isinstance(node, AsyncNode):
-            _run_coroutine(node._run_async(shared))
-        else:
-            node._run(shared)
-    except NodeExecutionError:
-        raise
-    except Exception as exc:
-        raise NodeExecutionError(node_type, exc) from exc
-    return shared
-
-
-def _run_coroutine(coroutine: Any) -> Any:
-    """Run a coroutine to completion, also when called from inside a running event loop."""
-    import asyncio
-    import threading
-
-    try:
-        asyncio.get_running_loop()
-    except RuntimeError:
-        return asyncio.run(coroutine)
-    outcome: dict[str, Any] = {}
-
-    def target() -> None:
-        try:
-            outcome["value"] = asyncio.run(coroutine)
-        except BaseException as exc:
-            outcome["error"] = exc
-
-    thread = threading.Thread(target=target, name="pflow-structure-async-node")
-    thread.start()
-    thread.join()
-    if "error" in outcome:
-        raise outcome["error"]
-    return outcome.get("value")
 
 
 def store_outputs(
@@ -197,6 +167,7 @@ class CapturedOutputs(NamedTuple):
     outputs: dict[str, Any]
     binary_paths: list[Any]
     notes: list[str]
+    structure: dict[str, Any] = {}  # the whole structure, before any filter  # noqa: RUF012 (never mutated)
 
 
 def capture_outputs(
@@ -231,7 +202,7 @@ def capture_outputs(
         execution_id=execution_id,
         text_paths=text_paths,
     )
-    result = describe_stored(
+    result, structure = _describe(
         node_type,
         encoded.value,
         stored,
@@ -242,7 +213,8 @@ def capture_outputs(
         want=want,
         cache=cache,
     )
-    return CapturedOutputs(result, stored.cached, encoded.value, list(encoded.binary_paths), list(encoded.notes))
+    binary, notes = list(encoded.binary_paths), list(encoded.notes)
+    return CapturedOutputs(result, stored.cached, encoded.value, binary, notes, structure)
 
 
 def describe_stored(
@@ -259,13 +231,33 @@ def describe_stored(
 ) -> dict[str, Any]:
     """The structure answer for a value just stored (``registry_run``'s dict); its field statistics are kept
     beside the entry in ``cache`` when it can (a page of ``result[*].field`` counts the items lacking it)."""
+    return _describe(
+        node_type, value, stored, binary_paths, notes, settings=settings, all_fields=all_fields, want=want, cache=cache
+    )[0]
+
+
+def _describe(
+    node_type: str,
+    value: Any,
+    stored: StoredExecutionLike,
+    binary_paths: Sequence[Sequence[str | int]],
+    notes: Sequence[str],
+    *,
+    settings: Settings,
+    all_fields: bool = False,
+    want: str | None = None,
+    cache: CacheBackend | None = None,
+) -> tuple[dict[str, Any], dict[str, Any]]:
+    """:func:`describe_stored`'s dict, and the whole structure it was filtered from."""
     from pflow_structure.structure import infer_structure
+    from pflow_structure.structure.presence import add_present_at
 
     inferred = infer_structure(value, binary_paths=binary_paths, max_paths=settings.max_paths)
     note = getattr(cache, "note_presence", None) if stored.cached else None
     if note is not None:
         fields = inferred.structure.items()
         note(stored.execution_id, {path: [i.get("type"), i.get("present"), i.get("of")] for path, i in fields})
+    add_present_at(inferred.structure, value)  # "in 1 of 4" names the items: [2]
     chosen = _filter(inferred, node_type, settings, all_fields, want)
     result: dict[str, Any] = {
         "execution_id": stored.execution_id,
@@ -290,7 +282,7 @@ def describe_stored(
         warnings.append(f"Node {node_type!r} wrote no outputs.")
     if warnings:
         result["warnings"] = warnings
-    return result
+    return result, inferred.structure
 
 
 def _filter(inferred: Any, node_type: str, settings: Settings, all_fields: bool, want: str | None) -> Any:
@@ -309,6 +301,45 @@ def _filter(inferred: Any, node_type: str, settings: Settings, all_fields: bool,
         signals=inferred.signals,
         want=want,
     )
+
+
+class _Stored:
+    """An entry already in the cache, as :func:`~pflow_structure.service.describe_stored` takes it."""
+
+    def __init__(self, execution_id: str) -> None:
+        self.execution_id = execution_id
+        self.warnings: list[str] = []
+        self.cached = True
+
+
+def cached_structure(
+    execution_id: str,
+    *,
+    settings: Settings | None = None,
+    want: str | None = None,
+    all_fields: bool = False,
+    max_tokens: int | None = None,
+) -> dict[str, Any]:
+    """The structure view of an execution already cached (what ``run`` shows, without running again):
+    the full structure a want answer's map points to. Raises ``ExecutionNotFoundError`` or
+    ``ExecutionExpiredError``."""
+    from pflow_structure.service.answers import answer_budget, structure_within_budget
+
+    settings = settings or Settings.from_env()
+    entry = settings.cache().get(execution_id)
+    described = describe_stored(
+        entry.node_type,
+        entry.outputs,
+        _Stored(entry.execution_id),
+        entry.binary_paths,
+        entry.notes,
+        settings=settings,
+        all_fields=all_fields,
+        want=want,
+    )
+    if all_fields and max_tokens is None:
+        return described
+    return structure_within_budget(described, answer_budget(max_tokens, settings))
 
 
 MAX_NOTES_SHOWN = 5

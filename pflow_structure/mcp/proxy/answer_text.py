@@ -21,7 +21,7 @@ import json
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from pflow_structure.render.structure_text import NO_PATHS, TREE_HEADER, WANTED_IN_HINT, tree_lines
+from pflow_structure.render.structure_text import NO_PATHS, TREE_HEADER, WANTED_IN_HINT, hint_path, tree_lines
 
 
 def cached_text(
@@ -41,8 +41,27 @@ def cached_text(
         lines.append(f"Omitted paths: {described['omitted_paths']} deeper paths not listed; read a parent path")
     lines.extend(f"Warning: {warning}" for warning in described.get("warnings", []))
     wanted = [path for path in described.get("wanted") or () if path in structure][:WANTED_IN_HINT]
-    lines.append(hint(execution_id, example_path, read_tool, wanted=wanted))
+    reads = list(dict.fromkeys(hint_path(path, structure[path]) for path in wanted))
+    example = hint_path(example_path, structure[example_path]) if example_path in structure else example_path
+    lines.append(hint(execution_id, example, read_tool, wanted=reads))
     if note is not None:  # last: it runs to the end, over as many lines as it has
+        lines.append(f"The server's note: {note}")
+    return "\n".join(lines)
+
+
+def sized_text(answer: Mapping[str, Any], read_tool: str, render: Any = None, note: str | None = None) -> str:
+    """The proxy's text for an answer the size of the question (:mod:`pflow_structure.service.want_answer`):
+    the data in its compact rendering (``render``: value -> (text, format)) and the id line, or the
+    want answer's values and map."""
+    from pflow_structure.service.want_answer import want_text
+
+    if "data" in answer:
+        text = render(answer["data"])[0] if render is not None else json.dumps(answer["data"], ensure_ascii=False)
+        lines = [text, answer["rest"].replace("read_fields", read_tool)]
+    else:
+        structure_call = "the same call without _want gives the structure"
+        lines = [want_text(answer, "tool", structure_call, read_tool=read_tool)]
+    if note is not None:
         lines.append(f"The server's note: {note}")
     return "\n".join(lines)
 

@@ -56,9 +56,9 @@ INSTRUCTIONS = (
     "Answers from this server come through pflow-structure {version}: a result too large to show comes back as an "
     "execution_id and its structure (template paths such as result[0].name with types and counts); call "
     "{read_tool} with that execution_id and only the paths you need. Any tool also takes _want (plain words for "
-    "the fields you need: the structure lists them first), _fields (paths you know already: their values come "
-    "back in the same call, the rest stays cached) and _jq (a jq expression: its result comes back instead, for "
-    "counting, sorting and grouping)."
+    "the fields you need: their values come back, and a short map), _fields (paths you know already: their "
+    "values come back in the same call, the rest stays cached) and _jq (a jq expression: its result comes back "
+    "instead, for counting, sorting and grouping)."
 )
 SHORT_LIST = (
     "The tool list is short: {describe} gives the full definition of the tools you name, {search} finds tools for a "

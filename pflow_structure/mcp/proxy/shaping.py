@@ -26,7 +26,7 @@ import re
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any, NamedTuple
 
-from pflow_structure.mcp.proxy.answer_text import cached_text
+from pflow_structure.mcp.proxy.answer_text import cached_text, sized_text
 
 if TYPE_CHECKING:
     from pflow_structure.settings import Settings
@@ -226,6 +226,7 @@ def shape_result(
     read_tool: str = "read_fields",
     render: Renderer | None = None,
     fits: Callable[[str], bool] | None = None,
+    keep_text: bool = False,
 ) -> Shaped:
     """The answer the agent gets for one downstream result (see the module docstring); ``fits`` says
     whether a text is within what the client keeps (its bytes and lines), else it is cached too.
@@ -247,7 +248,14 @@ def shape_result(
         is_json, _ = parse_text(texts[0])
         if not is_json:  # plain text beside a structuredContent: the words stay as they are
             return Shaped(result, "passed", tokens_in, tokens_in)
+        if keep_text:  # the setting that keeps the upstream's bytes
+            return Shaped(result, "passed", tokens_in, tokens_in)
         compact = {**result, "content": [{**result["content"][0], "text": strip_whitespace(texts[0].strip())}]}
+        structured = result.get("structuredContent")
+        if structured is not None and duplicates_text(structured, texts, [value]):
+            new_text = compact["content"][0]["text"]
+            if not duplicates_text(structured, [new_text], [value]):  # {"content": text} kept the old layout
+                del compact["structuredContent"]  # a copy of the text goes with it: no client expects one
         tokens_out = visible_tokens(compact, count)
         formatted = _formatted(compact, value, render, count)
         if formatted is not None and formatted[1] < min(tokens_out, tokens_in):
@@ -256,8 +264,11 @@ def shape_result(
             return Shaped(compact, "compacted", tokens_in, tokens_out)
         return Shaped(result, "passed", tokens_in, tokens_in)
     described = store(tool, arguments, value)
-    example = _example_path(described["structure"])
-    text = cached_text(described, tokens_in, example, read_tool, note=_plain_note(result, count, budget))
+    note = _plain_note(result, count, budget)
+    if "values" in described or "data" in described:  # a want answer, or data smaller than its structure
+        text = sized_text(described, read_tool, render, note=note)
+    else:
+        text = cached_text(described, tokens_in, _example_path(described["structure"]), read_tool, note=note)
     shaped: dict[str, Any] = {"content": [{"type": "text", "text": text}], "isError": False}
     if "_meta" in result:
         shaped["_meta"] = result["_meta"]
@@ -285,19 +296,22 @@ def shape_and_store(
     kept as text, so a reference to ``result`` passes the text on), o200k counts and ``render_auto``;
     ``want`` (the agent's words) steers the structure of a result that is cached."""
     from pflow_structure.render.tokens import count_tokens
-    from pflow_structure.service import store_outputs
+    from pflow_structure.service import capture_outputs
     from pflow_structure.service.clients import answer_counter
 
     limited = answer_counter(None, settings)  # a client that cuts by bytes or lines: those count too
 
     def store(tool_name: str, args: dict[str, Any], value: Any) -> dict[str, Any]:
         from pflow_structure.service.answers import structure_within_budget
+        from pflow_structure.service.want_answer import sized_answer
 
         text = [["result"]] if is_text_lines(result, value) else []
-        described = store_outputs(
+        captured = capture_outputs(
             f"mcp:{tool_name}", args, {"result": value}, settings=settings, text_paths=text, want=want
         )
-        return structure_within_budget(described, settings.answer_budget, limited)  # the tree text is smaller
+        sized = sized_answer(captured.result, captured.outputs, captured.structure, settings=settings)
+        # The tree text is smaller still than the dict structure_within_budget measures.
+        return sized if sized is not None else structure_within_budget(captured.result, settings.answer_budget, limited)
 
     def count(text: str) -> int:
         # Exact up to a few megabytes; beyond that only "over the budget" matters.
@@ -313,13 +327,22 @@ def shape_and_store(
         return limited is None or limited(text) <= settings.answer_budget
 
     return shape_result(
-        tool, arguments, result, budget=budget, count=count, store=store, read_tool=read_tool, render=render, fits=fits
+        tool,
+        arguments,
+        result,
+        budget=budget,
+        count=count,
+        store=store,
+        read_tool=read_tool,
+        render=render,
+        keep_text=settings.keep_upstream_text,
+        fits=fits,
     )
 
 
 WANT_ARGUMENT = "_want"
 WANT_PREFIXED = "_pflow_structure_want"  # when the tool has a ``_want`` of its own
-WANT_DESCRIPTION = "Fields you need, in words"  # short: paid on every tool of every list (the instructions say more)
+WANT_DESCRIPTION = "Values you need, in words"  # short: paid on every tool of every list (the instructions say more)
 
 
 def want_argument(schema: Any) -> str:

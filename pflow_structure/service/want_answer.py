@@ -1,0 +1,248 @@
+"""Answers the size of the question (issue 35): values first when the agent says what it wants, and
+the data itself when it is smaller than its own structure.
+
+- :func:`want_answer`: with ``want``, the values of the best matches under their read paths
+  (``result[*].user.login``: one row per record, its handle first), within the want budget (default
+  :data:`~pflow_structure.settings.DEFAULT_WANT_BUDGET` tokens, ``max_tokens`` per call), paged with
+  the exact call that reads on; then a map of the rest (:mod:`pflow_structure.render.want_text`).
+  The dict keeps ``execution_id`` and ``node_type``, gains ``values`` (path -> value shown) and
+  ``_more`` (as ``read_fields``), and its ``structure`` holds only what the map names.
+- :func:`data_answer`: an output whose compact rendering (what ``format``'s picker chooses) costs no
+  more than the view the agent would get comes back as ``data``, with the id and a line on reading
+  it or passing it on by reference.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from pflow_structure.render.output_text import compact
+from pflow_structure.settings import Settings
+
+CHARS_PER_TOKEN = 16  # far above any rendering's characters per token (compact JSON has about 3)
+# Chosen on the tuned-on families only (benchmarks/want_eval.py --answers): more rows cost more in
+# wrong values than they save in reads; a third column answers a third more questions in one call.
+MAX_ROWS = 20  # the rows of a list shown before paging, as a read-fields page on the command line
+READ_ALLOWANCE = 100  # data up to this many tokens over a want answer: about one read it saves
+WORD_MATCH = 1.0  # a word's best field leads when it says the word itself (the same stem)
+MAX_VALUES = 3  # the values show at most this many matched fields (and each record's handle)
+# A record's handle, shortest first: "number" and "key" are what people call an issue or a ticket by.
+LABELS = ("number", "key", "iid", "name", "login", "id", "title")
+# One line, about 30 tokens: a data answer costs at most the compact rendering and this (issue 35).
+DATA_LINE = 'Cached as {execution_id}: read_fields reads a part, "${{ID:PATH}}" passes it on unread.'
+DATA_LINE_CLI = 'Cached as {execution_id}; read-fields ID PATH reads a part, "${{ID:PATH}}" passes it on unread.'
+
+
+def _is_value(entry: Mapping[str, Any], path: str = "") -> bool:
+    """A field whose value reads as a cell: not an object, not a list, not below a dict of data keys
+    (``[*]`` in a template path: its rows would have no one column)."""
+    kinds = set(str(entry.get("type", "")).split("|"))
+    return not kinds & {"dict", "list"} and "[*]" not in path
+
+
+def _by_word(structure: Mapping[str, Mapping[str, Any]], wanted: Sequence[str], want: str) -> list[str]:
+    """``wanted`` fields that hold values, led by the field each word names itself, in the order the
+    words come (people name what they want first: "title and state of each issue"); of two fields a
+    word names alike, the one nearer its record (``title`` before ``milestone.title``)."""
+    from pflow_structure.filtering import fields_of
+    from pflow_structure.filtering.tree import key_segments
+    from pflow_structure.filtering.want import term_matches, want_terms
+
+    values = [path for path in wanted if path in structure and _is_value(structure[path], path)]
+    pool = [path for path in fields_of(structure) if _is_value(structure[path], path)]
+    keys = {path: key_segments(path) for path in pool}
+    rank = {path: position for position, path in enumerate(values)}
+    first: list[str] = []
+    for term in want_terms(want):
+        scored = [(term_matches(term, keys[path]), -len(keys[path]), -rank.get(path, len(rank)), path) for path in pool]
+        best = max(scored, default=(0.0, 0, 0, ""))
+        if best[0] >= WORD_MATCH and best[3] not in first:
+            first.append(best[3])
+    return list(dict.fromkeys([*first, *values]))
+
+
+def chosen_paths(structure: Mapping[str, Mapping[str, Any]], wanted: Sequence[str], want: str = "") -> list[str]:
+    """The fields whose values a want answer shows: the best :data:`MAX_VALUES` of ``wanted`` that hold
+    values (:func:`_by_word`), each list's rows led by their handle (the first of :data:`LABELS` its
+    items have)."""
+    best = _by_word(structure, wanted, want)[:MAX_VALUES]
+    handles: list[str] = []
+    for path in best:
+        owner = path[: path.find("[0]") + 3] if "[0]" in path else ""
+        labels = [owner + "." + key for key in LABELS]
+        named = any(other in labels for other in [*handles, *best])  # its rows already say which record
+        handle = next((label for label in labels if label in structure and _is_value(structure[label])), None)
+        if owner and handle is not None and not named:
+            handles.append(handle)
+    return list(dict.fromkeys([*handles, *best]))
+
+
+def _matched(structure: Mapping[str, Mapping[str, Any]], wanted: Sequence[str], want: Any) -> list[str]:
+    """Every field a word of ``want`` names, ``wanted`` first, then by score: the map lists them by name."""
+    from pflow_structure.filtering import fields_of
+    from pflow_structure.filtering.tree import key_segments
+    from pflow_structure.filtering.want import term_matches, want_terms
+
+    terms = want_terms(str(want or ""))
+    best = {
+        path: max((term_matches(term, key_segments(path)) for term in terms), default=0.0)
+        for path in fields_of(structure)
+    }
+    ranked = sorted((path for path, score in best.items() if score >= NAMED_MATCH), key=lambda path: -best[path])
+    return list(dict.fromkeys([*wanted, *ranked]))
+
+
+NAMED_MATCH = 0.8  # a word names a field: the same stem or one the start of the other (not a meaning)
+
+
+def want_answer(
+    described: Mapping[str, Any],
+    outputs: Any,
+    structure: Mapping[str, Mapping[str, Any]],
+    *,
+    budget: int,
+    style: str = "tool",
+) -> dict[str, Any]:
+    """The want answer dict for ``described`` (``registry_run``'s view with ``wanted``), from ``outputs``
+    (the encoded value) and ``structure`` (the whole one), within ``budget`` tokens."""
+    from pflow_structure.filtering import fields_of
+    from pflow_structure.render.tokens import count_tokens
+    from pflow_structure.render.want_text import want_map
+    from pflow_structure.render.want_values import want_values
+    from pflow_structure.service.answers import next_call
+
+    execution_id = described["execution_id"]
+    wanted = [path for path in described.get("wanted") or () if path in structure]
+    shown = chosen_paths(structure, wanted, str(described.get("want") or ""))
+    mapped = want_map(structure, fields_of(structure), shown, _matched(structure, wanted, described.get("want")))
+    room = budget - count_tokens(mapped.text) - 60  # the id, the head line and the structure command
+
+    def call(arguments: dict[str, Any]) -> str:
+        text = next_call(arguments, style)
+        return text if style == "cli" else f"read_fields {text}"
+
+    found = want_values(
+        outputs, shown, execution_id=execution_id, budget=room, count=count_tokens, call=call, rows=MAX_ROWS
+    )
+    answer: dict[str, Any] = {
+        "execution_id": execution_id,
+        "node_type": described["node_type"],
+        "want": described.get("want"),
+        "values": found.values,
+    }
+    if found.more:
+        answer["_more"] = found.more
+    answer.update(
+        {
+            "map": mapped.text,
+            "structure": mapped.structure,
+            "field_count": len(shown) + len(mapped.structure),
+            "original_field_count": described.get("original_field_count", len(structure)),
+            "filtered": True,
+            "filter": "want",
+            "wanted": wanted,
+        }
+    )
+    if described.get("warnings"):
+        answer["warnings"] = list(described["warnings"])
+    return answer
+
+
+def want_text(
+    answer: Mapping[str, Any], style: str = "cli", structure_call: str | None = None, read_tool: str = "read_fields"
+) -> str:
+    """The text of :func:`want_answer`'s dict; ``structure_call`` says how to get the full structure."""
+    from pflow_structure.render.want_text import want_answer_text
+    from pflow_structure.service.answers import next_call
+
+    execution_id = answer["execution_id"]
+    if structure_call is None:
+        structure_call = (
+            f"pflow-structure structure {execution_id}"
+            if style == "cli"
+            else "registry_run again with structure=true (runs the node again)"
+        )
+
+    def call(arguments: dict[str, Any]) -> str:
+        text = next_call(arguments, style)
+        return text if style == "cli" else f"{read_tool} {text}"
+
+    return want_answer_text(answer, call, structure_call)
+
+
+def data_value(outputs: Any) -> Any:
+    """What a data answer shows: the one ``result`` a node wrote, else all its outputs."""
+    if isinstance(outputs, dict) and list(outputs) == ["result"]:
+        return outputs["result"]
+    return outputs
+
+
+def rendered_data(value: Any, settings: Settings, operation: str) -> tuple[str, int]:
+    """(the compact rendering of ``value``, its tokens): what ``format``'s picker chooses."""
+    from pflow_structure.render.auto import render_auto
+
+    rendered = render_auto(value, operation=operation, failure_log=settings.failure_log)
+    return rendered.text, rendered.tokens
+
+
+def data_answer(described: Mapping[str, Any], outputs: Any, style: str = "tool") -> dict[str, Any]:
+    """The answer of a small output: ``execution_id``, ``node_type``, ``data`` (the value), ``rest``."""
+    line = DATA_LINE_CLI if style == "cli" else DATA_LINE
+    execution_id = described["execution_id"]
+    answer = {
+        "execution_id": execution_id,
+        "node_type": described["node_type"],
+        "data": data_value(outputs),
+        "rest": line.format(execution_id=execution_id),
+    }
+    if described.get("warnings"):
+        answer["warnings"] = list(described["warnings"])
+    return answer
+
+
+def view_tokens(view: Mapping[str, Any]) -> int:
+    """The tokens of the view an agent would get instead of the data (its CLI text, the smaller form)."""
+    from pflow_structure.render.structure_text import render_structure_text
+    from pflow_structure.render.tokens import count_tokens
+
+    if "values" in view:
+        return count_tokens(want_text(view))
+    return min(count_tokens(render_structure_text(view)), count_tokens(compact(view)))
+
+
+def sized_answer(
+    described: Mapping[str, Any],
+    outputs: Any,
+    structure: Mapping[str, Mapping[str, Any]],
+    *,
+    settings: Settings,
+    want_budget: int | None = None,
+    force_structure: bool = False,
+    style: str = "tool",
+) -> dict[str, Any] | None:
+    """The answer the size of the question, or None for the structure view as it is: a want answer
+    when ``described`` has ``wanted`` (and not ``force_structure``), and the data when its compact
+    rendering costs no more than that view."""
+    if force_structure:
+        return None
+    view: Mapping[str, Any] = described
+    if described.get("wanted") is not None:
+        budget = want_budget if want_budget is not None else settings.want_budget
+        view = want_answer(described, outputs, structure, budget=budget, style=style)
+    limit = view_tokens(view) + (READ_ALLOWANCE if view is not described else 0)
+    # Compact JSON over this many characters a token cannot come back under the view: not rendered.
+    if len(compact(data_value(outputs))) <= CHARS_PER_TOKEN * limit:
+        _, tokens = rendered_data(data_value(outputs), settings, str(described.get("node_type")))
+        if tokens <= limit:
+            return data_answer(described, outputs, style)
+    return dict(view) if view is not described else None
+
+
+def answer_text(answer: Mapping[str, Any], settings: Settings, style: str = "cli") -> str:
+    """A want answer or a data answer as the command line prints it."""
+    if "data" not in answer:
+        return want_text(answer, style)
+    text, _ = rendered_data(answer["data"], settings, str(answer.get("node_type")))
+    warnings = [f"Warning: {warning}" for warning in answer.get("warnings", [])]
+    return "\n".join([text, *warnings, answer["rest"]])

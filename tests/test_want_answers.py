@@ -1,0 +1,236 @@
+"""Answers the size of the question (issue 35): want answers, small outputs as data, hints that read right."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+from typing import Any
+
+from pflow_structure import Settings, read_fields, registry_run
+from pflow_structure.render.structure_text import describe_entry, hint_path
+from pflow_structure.render.tokens import count_tokens
+from pflow_structure.render.want_values import want_values
+from tests.conftest import EXAMPLES_DATA
+from tests.test_cli import ID_PATTERN, invoke
+
+ISSUES = EXAMPLES_DATA / "github_issues.json"
+BLOCKS = {
+    "content": [
+        {"type": "image", "data": "xx"},
+        {"type": "tool_use", "id": "t1"},
+        {"type": "text", "text": "hello there"},
+        {"type": "image", "data": "yy"},
+    ]
+}
+
+
+def _blocks_file(tmp_path: Path) -> Path:
+    path = tmp_path / "blocks.json"
+    path.write_text(json.dumps(BLOCKS), encoding="utf-8")
+    return path
+
+
+# -- hints that read right (35.4) -------------------------------------------------------------
+
+
+def test_a_field_only_some_items_have_names_which_items_in_the_structure(tmp_path: Path) -> None:
+    result = registry_run("read-json", {"path": str(_blocks_file(tmp_path))}, structure=True)
+    assert result["structure"]["result.content[0].text"] == {
+        "type": "str",
+        "avg_length": 11,
+        "present": 1,
+        "of": 4,
+        "present_at": [2],
+    }
+    assert result["structure"]["result.content[0].data"]["present_at"] == [0, 3]
+
+
+def test_in_n_of_m_shows_the_items_and_marks_more_than_it_lists() -> None:
+    assert (
+        describe_entry({"type": "str", "present": 1, "of": 4, "present_at": [2]}, short=True) == "str, in 1 of 4: [2]"
+    )
+    entry = {"type": "int", "present": 16, "of": 100, "present_at": [3, 7, 9]}
+    assert describe_entry(entry, short=True) == "int, in 16 of 100: [3] [7] [9]…"
+
+
+def test_a_hint_for_a_field_item_0_lacks_names_an_item_that_has_it() -> None:
+    entry = {"type": "str", "present": 1, "of": 4, "present_at": [2]}
+    assert hint_path("result.content[0].text", entry) == "result.content[2].text"
+
+
+def test_a_hint_for_a_field_of_every_item_reads_every_item() -> None:
+    assert hint_path("result[0].labels[0].name", {"type": "str"}) == "result[*].labels[*].name"
+    assert hint_path("result[0].data", {"type": "str", "present": 2, "of": 4, "present_at": [0, 3]}) == "result[*].data"
+
+
+def test_the_structure_views_read_command_reads_the_item_that_has_the_field(tmp_path: Path) -> None:
+    outcome = invoke("run", "read-json", f"path={_blocks_file(tmp_path)}", "--want", "text", "--structure")
+    command = outcome.stdout.splitlines()[-1]
+    assert command.endswith(
+        " 'result.content[2].text' 'result.content[*].type' 'result.content[*].data' 'result.content[1].id'"
+    )
+    execution_id = re.search(ID_PATTERN, command)
+    assert execution_id
+    assert read_fields(execution_id[0], ["result.content[2].text"]) == {"result.content[2].text": "hello there"}
+
+
+def test_a_want_answers_map_lists_the_other_fields_its_words_match_by_name() -> None:
+    answer = registry_run("read-json", {"path": str(ISSUES)}, want="who opened each issue, is it still open?")
+    assert answer["structure"]["result[0].state"] == {"type": "str", "avg_length": 6}  # named: it reads back
+    assert answer["map"] == (
+        "Rest: result list, 100 items, each 58 more fields; your words also match: "
+        "result[*].author_association, .assignee, .milestone.creator, result[*].assignees[*], result[*].state, "
+        ".milestone.state, .closed_at, .milestone.closed_at"
+    )
+
+
+# -- want answers with values (35.1) ----------------------------------------------------------
+
+
+def test_a_want_answer_leads_with_the_values_one_row_per_item_and_its_handle() -> None:
+    answer = registry_run("read-json", {"path": str(ISSUES)}, want="who opened each issue, is it still open?")
+    issues = json.loads(ISSUES.read_text(encoding="utf-8"))
+    assert list(answer["values"]) == [
+        "result[*].number",  # the handle
+        "result[*].milestone.open_issues",
+        "result[*].milestone.closed_issues",
+        "result[*].user.login",
+    ]
+    assert answer["values"]["result[*].number"] == [issue["number"] for issue in issues[:20]]
+    assert answer["values"]["result[*].user.login"] == [issue["user"]["login"] for issue in issues[:20]]
+
+
+def test_a_want_answer_pages_with_the_exact_call_that_reads_on() -> None:
+    outputs = {"result": [{"number": n, "title": f"issue {n}"} for n in range(50)]}
+    calls: list[dict[str, Any]] = []
+
+    def call(arguments: dict[str, Any]) -> str:
+        calls.append(arguments)
+        return "NEXT"
+
+    shown = want_values(
+        outputs, ["result[0].number", "result[0].title"], execution_id="exec-1-abc", budget=120,
+        count=count_tokens, call=call,
+    )  # fmt: skip
+    rows = len(shown.values["result[*].number"])
+    assert 0 < rows < 50
+    assert shown.values["result[*].title"] == [f"issue {n}" for n in range(rows)]
+    nxt = {"execution_id": "exec-1-abc", "field_paths": ["result[*].number", "result[*].title"], "offset": rows}
+    assert shown.more["result[*].number"] == {"shown": f"items 0-{rows - 1} of 50", "items": 50, "next": nxt}
+    assert shown.lines[0] == "result[*] (50 items): number, title"
+    assert shown.lines[1:3] == ["  0,issue 0", "  1,issue 1"]
+    assert shown.lines[-1] == f"Rows 0-{rows - 1} of 50 shown; read on: NEXT"
+    assert calls == [nxt]
+
+
+def test_the_cli_want_answers_next_command_reads_the_next_rows() -> None:
+    outcome = invoke("run", "read-json", f"path={ISSUES}", "--want", "who wrote each issue")
+    paging = next(line for line in outcome.stdout.splitlines() if line.startswith("Rows "))
+    assert paging.startswith("Rows 0-19 of 100 shown; read on: pflow-structure read-fields exec-")
+    assert paging.endswith(
+        " 'result[*].number' 'result[*].milestone.open_issues' 'result[*].milestone.closed_issues' "
+        "'result[*].user.login' --offset 20"
+    )
+    execution_id = re.search(ID_PATTERN, paging)
+    assert execution_id
+    following = read_fields(execution_id[0], ["result[*].number"], offset=20, limit=1)
+    assert following == {"result[*].number": [json.loads(ISSUES.read_text(encoding="utf-8"))[20]["number"]]}
+
+
+def test_a_want_answer_stays_within_max_tokens() -> None:
+    outcome = invoke(
+        "run", "read-json", f"path={ISSUES}", "--want", "title and body of each issue", "--max-tokens", "300"
+    )
+    assert outcome.exit_code == 0
+    assert count_tokens(outcome.stdout) <= 300
+
+
+def test_structure_gives_the_want_view_and_the_structure_command_the_full_one() -> None:
+    view = registry_run("read-json", {"path": str(ISSUES)}, want="title", structure=True)
+    assert "values" not in view and view["wanted"][0] == "result[0].title"
+    answer = registry_run("read-json", {"path": str(ISSUES)}, want="title")
+    outcome = invoke("structure", answer["execution_id"], "--json")
+    assert json.loads(outcome.stdout)["original_field_count"] == 110
+
+
+# -- small outputs answered as data (35.2) ----------------------------------------------------
+
+
+def test_a_small_output_comes_back_as_data_with_its_id(tmp_path: Path) -> None:
+    path = tmp_path / "small.json"
+    path.write_text(json.dumps({"ok": True, "count": 2}), encoding="utf-8")
+    answer = registry_run("read-json", {"path": str(path)})
+    assert answer["data"] == {"ok": True, "count": 2}
+    assert answer["rest"] == (
+        f'Cached as {answer["execution_id"]}: read_fields reads a part, "${{ID:PATH}}" passes it on unread.'
+    )
+    outcome = invoke("run", "read-json", f"path={path}")
+    lines = outcome.stdout.splitlines()
+    assert lines[:2] == ["ok: true", "count: 2"]  # what format's picker chooses
+    assert re.fullmatch(
+        rf"Cached as {ID_PATTERN}; read-fields ID PATH reads a part, \"\$\{{ID:PATH\}}\" passes it on unread\.",
+        lines[2],
+    )
+
+
+def test_structure_forces_the_view_of_a_small_output(tmp_path: Path) -> None:
+    path = tmp_path / "small.json"
+    path.write_text(json.dumps({"ok": True}), encoding="utf-8")
+    assert registry_run("read-json", {"path": str(path)}, structure=True)["structure"] == {
+        "result": {"type": "dict"},
+        "result.ok": {"type": "bool"},
+    }
+
+
+def test_the_proxy_answers_a_result_smaller_as_data_than_as_structure_with_the_data() -> None:
+    from pflow_structure.mcp.proxy.shaping import shape_and_store
+
+    value = [{"id": index, "name": f"n{index}"} for index in range(10)]  # 192 tokens; a TOON table beats its structure
+    result = {"content": [{"type": "text", "text": json.dumps(value, indent=2)}]}
+    shaped = shape_and_store("t", {}, result, settings=Settings.from_env(), budget=50, read_tool="read_fields")
+    lines = shaped.result["content"][0]["text"].splitlines()
+    assert lines[:3] == ["[10]{id,name}:", "  0,n0", "  1,n1"] and len(lines) == 12
+    assert lines[-1].startswith("Cached as exec-") and lines[-1].endswith(
+        ': read_fields reads a part, "${ID:PATH}" passes it on unread.'
+    )
+
+
+def test_the_proxy_compacts_a_small_json_text_and_drops_its_copy_unless_told_to_keep_it() -> None:
+    from pflow_structure.mcp.proxy.shaping import shape_and_store
+
+    text = json.dumps({"a": [1, 2], "b": "x"}, indent=2)
+    result = {"content": [{"type": "text", "text": text}], "structuredContent": {"content": text}}
+    shaped = shape_and_store("t", {}, result, settings=Settings.from_env(), budget=1000, read_tool="read_fields")
+    assert shaped.result == {"content": [{"type": "text", "text": '{"a":[1,2],"b":"x"}'}]}
+    keep = Settings.from_env({"PFLOW_STRUCTURE_PROXY_KEEP_TEXT": "1"})
+    assert shape_and_store("t", {}, result, settings=keep, budget=1000, read_tool="read_fields").result is result
+
+
+def test_the_want_budget_is_a_setting() -> None:
+    assert Settings.from_env({}).want_budget == 1500
+    assert Settings.from_env({"PFLOW_STRUCTURE_WANT_BUDGET": "600"}).want_budget == 600
+
+
+# -- MCP tool descriptions --------------------------------------------------------------------
+
+
+def test_the_tool_descriptions_say_what_a_want_answer_is_in_at_most_40_tokens() -> None:
+    from pflow_structure.mcp.proxy.shaping import WANT_DESCRIPTION as PROXIED
+    from pflow_structure.mcp.server import WANT_DESCRIPTION
+
+    served = WANT_DESCRIPTION + " With want: the matching fields' values (one row per item) and a short map."
+    assert count_tokens(served) <= 40 and "values" in served
+    assert count_tokens(PROXIED) <= 40 and "values" in PROXIED.lower()
+
+
+def test_matches_below_a_dict_of_data_keys_are_named_in_the_map_not_called_missing(tmp_path: Path) -> None:
+    from pflow_structure.service.want_answer import want_text
+
+    path = tmp_path / "keyed.json"
+    path.write_text(json.dumps({f"k{n}": {"size": n, "tag": f"t{n}"} for n in range(30)}), encoding="utf-8")
+    answer = registry_run("read-json", {"path": str(path)}, want="size of each")
+    assert answer["values"] == {} and answer["wanted"] == ["result[*].size"]
+    lines = want_text(answer).splitlines()
+    assert lines[0] == f"{answer['execution_id']}: your words match the fields named below; read-fields reads them."
+    assert lines[1] == "Rest: result dict, 2 more fields; your words also match: result[*].size"
