@@ -36,7 +36,11 @@ def describe_entry(entry: Mapping[str, Any], *, short: bool = False) -> str:
     """``{"type": "str", "avg_length": 52}`` → ``str, ~52 chars`` (``str ~52`` when ``short``)."""
     type_name = str(entry.get("type", "?"))
     parts = [type_name]
-    if "avg_length" in entry:
+    if "hint" in entry:  # a value hint says more than the length it replaces (structure/hints.py)
+        parts[0] = f"{type_name} {entry['hint']}" if short else type_name
+        if not short:
+            parts.append(str(entry["hint"]))
+    elif "avg_length" in entry:
         if short:
             parts[0] = f"{type_name} ~{entry['avg_length']}"
         else:
