@@ -1,14 +1,14 @@
 """``want``: plain words from the agent that steer the view to the fields they name.
 
-Names, and the value hints of the structure (a listed value, a time's unit), never raw values. The words of the text and of each field's keys are split (snake, camel,
-kebab), stemmed (``titles`` → ``title``, ``created`` → ``creat``, ``qty`` → ``quantity``) and compared:
-the same stem counts most, one stem the start of the other (``assign`` and ``assignee``) or two forms of
-one root (``collaborator`` and ``collaboration``) a little less, and two words of
-one everyday meaning (:data:`MEANINGS`: ``paid`` and ``financial``, ``who wrote`` and ``author``,
-``owed`` and ``due``) less again. A field's own key counts fully, the keys of the containers
-above it by half (``user.login`` answers "which user"); a small object whose own key the words name
-is listed whole (:func:`named_objects`: "which ports" gets each port's type too). The view then lists
-the matching fields first and fills the rest of a smaller budget with the usual view (:func:`choose_wanted`).
+Names and the structure's value hints (a listed value, a time's unit), never raw values. The words of the text
+and of each field's keys are split (snake, camel, kebab), stemmed (``titles`` → ``title``, ``created`` →
+``creat``, ``qty`` → ``quantity``) and compared: the same stem counts most, one stem the start of the other
+(``assign`` and ``assignee``) or two forms of one root (``collaborator`` and ``collaboration``) a little less,
+and two words of one everyday meaning (:data:`MEANINGS`: ``paid`` and ``financial``, ``who wrote`` and
+``author``, ``owed`` and ``due``) less again. A field's own key counts fully, the keys of the containers above
+it by half (``user.login`` answers "which user"); a small object whose own key the words name is listed whole
+(:func:`named_objects`: "which ports" gets each port's type too). The view then lists the matching fields
+first and fills the rest of a smaller budget with the usual view (:func:`choose_wanted`).
 
 Deterministic, pure Python, no model: wordllama and a learned word-to-name table were measured as
 candidates (``benchmarks/want_eval.py``) and are not used; see docs/want.md.

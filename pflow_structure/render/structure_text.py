@@ -186,6 +186,8 @@ def render_structure_text(
     """The text the CLI prints for a ``registry_run`` result dict."""
     execution_id = result.get("execution_id", "")
     lines = ["✓ Node executed successfully", f"Execution ID: {execution_id}", ""]
+    if result.get("page"):  # the API's paging (structure/paging.py), above what the filter chose
+        lines[2:2] = [f"Page: {result['page']}"]
     structure: Mapping[str, Mapping[str, Any]] = result.get("structure", {})
     header = TREE_HEADER if layout == "tree" else FLAT_HEADER
     if not structure:

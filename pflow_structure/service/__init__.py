@@ -223,6 +223,7 @@ def capture_outputs(
         settings=settings,
         all_fields=all_fields,
         want=want,
+        params=params,
     )
     return CapturedOutputs(result, stored.cached, encoded.value, list(encoded.binary_paths), list(encoded.notes))
 
@@ -237,9 +238,12 @@ def describe_stored(
     settings: Settings,
     all_fields: bool = False,
     want: str | None = None,
+    params: Mapping[str, Any] | None = None,
 ) -> dict[str, Any]:
-    """The structure answer for a value just stored (``registry_run``'s dict)."""
+    """The structure answer for a value just stored (``registry_run``'s dict); ``page`` when the output
+    carries the API's paging markers (``params``: the call's, for its ``limit``), whatever the filter shows."""
     from pflow_structure.structure import infer_structure
+    from pflow_structure.structure.paging import paging_line
 
     inferred = infer_structure(value, binary_paths=binary_paths, max_paths=settings.max_paths)
     chosen = _filter(inferred, node_type, settings, all_fields, want)
@@ -251,6 +255,9 @@ def describe_stored(
         "original_field_count": inferred.field_count,
         "filtered": chosen.filtered,
     }
+    page = paging_line(value, params)
+    if page:
+        result["page"] = page
     if chosen.filtered:
         result["filter"] = chosen.method
         result["hidden_fields"] = max(0, inferred.field_count - chosen.kept_fields)

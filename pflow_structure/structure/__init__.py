@@ -226,7 +226,7 @@ def _entry(record: _Record) -> dict[str, Any]:
     if record.same_as is not None:
         entry["same_as"] = format_path(record.same_as)
     if node.scalars and not node.children and node.items is None:
-        key = next((s for s in reversed(record.segments) if isinstance(s, str) and s != WILDCARD), "")
+        key = next((s for s in reversed(record.segments) if isinstance(s, str)), "")  # [*] is no str
         hint = hints.value_hint(node, key, hints.SHOWN)
         if hint:
             entry["hint"] = hint

@@ -3,8 +3,9 @@
 Read from the statistics inference gathered anyway (:class:`FieldStats`), never from one item alone:
 
 - a time: numbers (or digit strings) in the range of epoch seconds, milliseconds, microseconds or
-  nanoseconds between 2001-09-09 (10**9 s) and 2100 (``epoch s 2021-03-01..03-09``, ``2012..2017`` across years), or ISO 8601 strings
-  (``2021-03-01..03-09``); a name that says id, number, count or size is never read as a time;
+  nanoseconds between 2001-09-09 (10**9 s) and 2100 (``epoch s 2021-03-01..03-09``, ``2012..2017``
+  across years), or ISO 8601 strings (``2021-03-01..03-09``); a name that says id, number, count or
+  size is never read as a time;
 - two to four distinct strings that repeat, listed (``open|closed``);
 - the range of numbers seen in many items (``0..6``).
 
@@ -30,7 +31,7 @@ _ENUM_VALUE = re.compile(r"[\w.:/-]+( [\w.:/-]+)?\Z")  # a word or two, no separ
 _NOT_A_TIME = re.compile(r"(?:id|ids|number|num|count|size|bytes|total|seq|sequence|version)\Z", re.IGNORECASE)
 _KEY_WORD = re.compile(r"[A-Z]+(?=[A-Z][a-z]|\b|_|\d)|[A-Z]?[a-z]+|[A-Z]+")
 _TIME_WORDS = frozenset(
-    "ts at time date created updated modified expires expiry seen read start end since until timestamp".split()
+    "ts at time date created updated modified expires expiry seen read start end since until timestamp".split()  # noqa: SIM905
 )
 _FIRST = 1_000_000_000  # 2001-09-09: smaller counts (GitHub's plan.space, 976,562,499 bytes) are no time
 _YEAR_2100 = 4_102_444_800

@@ -35,6 +35,8 @@ def cached_text(
     execution_id = described["execution_id"]
     structure: Mapping[str, Mapping[str, Any]] = described["structure"]
     lines = [f"Too large to show ({tokens:,} tokens), cached as {execution_id}. {TREE_HEADER}"]
+    if described.get("page"):  # the API's paging, at the top: an answer from page 1 of 5 is not the answer
+        lines.insert(0, f"Page: {described['page']}")
     lines.extend(tree_lines(structure, described.get("hidden")) if structure else [f"  {NO_PATHS}"])
     lines.append(_field_count(described))
     if described.get("omitted_paths"):
