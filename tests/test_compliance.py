@@ -362,6 +362,8 @@ def parse_structure_text(text: str) -> dict[str, Any]:
     assert lines[0] == "✓ Node executed successfully"
     assert lines[1].startswith("Execution ID: ")
     result: dict[str, Any] = {"execution_id": lines[1].removeprefix("Execution ID: "), "structure": {}}
+    if lines[2].startswith("Page: "):  # the API's paging, above the tree
+        result["page"] = lines.pop(2).removeprefix("Page: ")
     assert lines[2] == ""
     rest = iter(lines[3:])
     header = next(rest)

@@ -150,3 +150,35 @@ def test_the_proxys_cached_answer_starts_with_the_page() -> None:
 
     described = {"execution_id": "exec-1763463202-0cd0c8fe", "structure": {}, "page": "has_more=true", "field_count": 0}
     assert cached_text(described, 9000, "result", "read_fields").splitlines()[0] == "Page: has_more=true"
+
+
+def _shape_small(text: str, arguments: dict[str, Any], tmp_path: Path) -> Any:
+    from pflow_structure.mcp.proxy.shaping import shape_result
+    from pflow_structure.render.auto import render_auto
+    from pflow_structure.render.tokens import count_tokens
+
+    def render(value: Any) -> tuple[str, str]:
+        rendered = render_auto(value, operation="tool", failure_log=tmp_path / "fail.jsonl")
+        return rendered.text, rendered.format
+
+    def store(tool: str, args: dict[str, Any], value: Any) -> dict[str, Any]:
+        raise AssertionError("small answers are not cached")
+
+    result = {"content": [{"type": "text", "text": text}]}
+    return shape_result("tool", arguments, result, budget=1000, count=count_tokens, store=store, render=render)
+
+
+def test_a_small_answer_in_our_format_starts_with_the_page(tmp_path: Path) -> None:
+    page = {"data": [{"id": 1, "name": "Ada"}, {"id": 2, "name": "Bo"}], "has_more": True, "next_cursor": "c2"}
+    shaped = _shape_small(json.dumps(page, indent=2), {}, tmp_path)
+    assert shaped.kind == "formatted"
+    assert shaped.result["content"][0]["text"].splitlines()[0] == "Page: has_more=true, next_cursor=c2"
+
+
+def test_a_small_json_answer_stays_json_and_the_page_follows_it(tmp_path: Path) -> None:
+    shaped = _shape_small('[{"id": 1, "price": 19.90}, {"id": 2, "price": 5.00}]', {"limit": 2}, tmp_path)
+    assert shaped.kind == "compacted"
+    assert [block["text"] for block in shaped.result["content"]] == [
+        '[{"id":1,"price":19.90},{"id":2,"price":5.00}]',
+        "Page: 2 of more? (limit=2)",
+    ]

@@ -125,10 +125,10 @@ def test_the_tree_shows_the_hint_after_the_type() -> None:
     assert tree_lines(structure) == ["  weeks list, 2 items", "    [0].w int epoch s 2012..2017"]
 
 
-def test_a_hint_takes_the_place_of_the_average_length() -> None:
+def test_a_hint_follows_the_average_length_so_the_text_reads_back() -> None:
     entry = {"type": "str", "avg_length": 17, "hint": "epoch s 2021-03-01"}
-    assert describe_entry(entry, short=True) == "str epoch s 2021-03-01"
-    assert describe_entry(entry) == "str, epoch s 2021-03-01"
+    assert describe_entry(entry, short=True) == "str ~17 epoch s 2021-03-01"
+    assert describe_entry(entry) == "str, ~17 chars, epoch s 2021-03-01"
 
 
 def test_want_meets_a_listed_value_at_the_strength_of_a_meaning() -> None:

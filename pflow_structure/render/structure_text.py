@@ -36,17 +36,18 @@ def describe_entry(entry: Mapping[str, Any], *, short: bool = False) -> str:
     """``{"type": "str", "avg_length": 52}`` → ``str, ~52 chars`` (``str ~52`` when ``short``)."""
     type_name = str(entry.get("type", "?"))
     parts = [type_name]
-    if "hint" in entry:  # a value hint says more than the length it replaces (structure/hints.py)
-        parts[0] = f"{type_name} {entry['hint']}" if short else type_name
-        if not short:
-            parts.append(str(entry["hint"]))
-    elif "avg_length" in entry:
+    if "avg_length" in entry:
         if short:
             parts[0] = f"{type_name} ~{entry['avg_length']}"
         else:
             kinds = type_name.split("|")
             unit = "bytes" if "bytes" in kinds and "str" not in kinds else "chars"
             parts.append(f"~{entry['avg_length']} {unit}")
+    if "hint" in entry:  # a value hint (structure/hints.py): ``int epoch s 2012..2017``
+        if short:
+            parts[0] = f"{parts[0]} {entry['hint']}"
+        else:
+            parts.append(str(entry["hint"]))
     if "json" in entry:
         parts.append(f"JSON {entry['json']}")
     if "length" in entry:  # after "JSON list": a string holding a JSON array has items too

@@ -207,6 +207,23 @@ def _formatted(
     return shaped, visible_tokens(shaped, count)
 
 
+def _paged(shaped: Shaped, value: Any, arguments: Mapping[str, Any], count: TokenCounter) -> Shaped:
+    """A data answer we rewrote, with the API's paging (structure/paging.py) said too: first line of a
+    text in our format, a text block after JSON text (which stays JSON for a client that parses it)."""
+    from pflow_structure.structure.paging import paging_line
+
+    page = paging_line({"result": value}, arguments)
+    if not page:
+        return shaped
+    content = list(shaped.result["content"])
+    if shaped.kind == "formatted":
+        content[0] = {**content[0], "text": f"Page: {page}\n{content[0]['text']}"}
+    else:
+        content.append({"type": "text", "text": f"Page: {page}"})
+    result = {**shaped.result, "content": content}
+    return shaped._replace(result=result, tokens_out=visible_tokens(result, count))
+
+
 def _example_path(structure: dict[str, Any]) -> str:
     """A leaf path to show in the hint: the first string field, else the first path."""
     for path, info in structure.items():
@@ -249,9 +266,9 @@ def shape_result(
         tokens_out = visible_tokens(compact, count)
         formatted = _formatted(compact, value, render, count)
         if formatted is not None and formatted[1] < min(tokens_out, tokens_in):
-            return Shaped(formatted[0], "formatted", tokens_in, formatted[1])
+            return _paged(Shaped(formatted[0], "formatted", tokens_in, formatted[1]), value, arguments, count)
         if tokens_out < tokens_in:
-            return Shaped(compact, "compacted", tokens_in, tokens_out)
+            return _paged(Shaped(compact, "compacted", tokens_in, tokens_out), value, arguments, count)
         return Shaped(result, "passed", tokens_in, tokens_in)
     described = store(tool, arguments, value)
     example = _example_path(described["structure"])
