@@ -152,7 +152,7 @@ def test_the_proxys_cached_answer_starts_with_the_page() -> None:
     assert cached_text(described, 9000, "result", "read_fields").splitlines()[0] == "Page: has_more=true"
 
 
-def _shape_small(text: str, arguments: dict[str, Any], tmp_path: Path) -> Any:
+def _shape_small(text: str, arguments: dict[str, Any], tmp_path: Path, cursor_argument: str = "") -> Any:
     from pflow_structure.mcp.proxy.shaping import shape_result
     from pflow_structure.render.auto import render_auto
     from pflow_structure.render.tokens import count_tokens
@@ -165,7 +165,16 @@ def _shape_small(text: str, arguments: dict[str, Any], tmp_path: Path) -> Any:
         raise AssertionError("small answers are not cached")
 
     result = {"content": [{"type": "text", "text": text}]}
-    return shape_result("tool", arguments, result, budget=1000, count=count_tokens, store=store, render=render)
+    return shape_result(
+        "tool",
+        arguments,
+        result,
+        budget=1000,
+        count=count_tokens,
+        store=store,
+        render=render,
+        cursor_argument=cursor_argument,
+    )
 
 
 def test_a_small_answer_in_our_format_starts_with_the_page(tmp_path: Path) -> None:
@@ -182,3 +191,37 @@ def test_a_small_json_answer_stays_json_and_the_page_follows_it(tmp_path: Path) 
         '[{"id":1,"price":19.90},{"id":2,"price":5.00}]',
         "Page: 2 of more? (limit=2)",
     ]
+
+
+def test_the_cursor_argument_is_named_from_the_input_schema() -> None:
+    from pflow_structure.structure.paging import cursor_argument
+
+    schema = {"type": "object", "properties": {"channel": {"type": "string"}, "cursor": {"type": "string"}}}
+    assert cursor_argument(schema) == "cursor"
+    assert cursor_argument({"type": "object", "properties": {"start_cursor": {}}}) == "start_cursor"
+    assert cursor_argument({"type": "object", "properties": {"query": {}}}) == ""
+
+
+def test_a_small_answer_names_the_argument_that_takes_the_cursor(tmp_path: Path) -> None:
+    page = {"data": [{"id": 1, "name": "Ada"}, {"id": 2, "name": "Bo"}], "has_more": True, "next_cursor": "c2"}
+    shaped = _shape_small(json.dumps(page, indent=2), {}, tmp_path, cursor_argument="cursor")
+    first = shaped.result["content"][0]["text"].splitlines()[0]
+    assert first == 'Page: has_more=true, next_cursor=c2; next page: cursor="c2"'
+
+
+def test_a_cached_answer_passes_the_cursor_on_by_reference(tmp_path: Path) -> None:
+    from pflow_structure.mcp.proxy.shaping import shape_and_store
+    from pflow_structure.service.arguments import resolve_arguments
+
+    value = json.loads((CORPUS / "aws__securityhub_get_findings.json").read_text(encoding="utf-8"))
+    schema = {"type": "object", "properties": {"NextToken": {"type": "string"}}}
+    result = {"content": [{"type": "text", "text": json.dumps(value)}]}
+    settings = Settings(cache_dir=tmp_path)
+    shaped = shape_and_store(
+        "get_findings", {}, result, settings=settings, budget=1000, read_tool="read_fields", schema=schema
+    )
+    first = shaped.result["content"][0]["text"].splitlines()[0]
+    reference = first.partition("next page: NextToken=")[2]
+    assert first == f"Page: NextToken=U2FsdGVkX1/H… (read result.NextToken); next page: NextToken={reference}"
+    resolved = resolve_arguments({"NextToken": reference}, schema=schema, settings=settings)
+    assert resolved == {"NextToken": value["NextToken"]}

@@ -16,7 +16,7 @@ structure), in the dicts above the data (lists are not entered: an item's ``next
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, NamedTuple
 
 from pflow_structure.paths import format_path, parse_path
 
@@ -49,12 +49,26 @@ def _norm(key: str) -> str:
     return "".join(c for c in key.lower() if c.isalnum())
 
 
+class Paging(NamedTuple):
+    """What an output says of its pages: the line to show, and the cursors that ask for the next one
+    (path, value), for a caller that knows which argument takes a cursor."""
+
+    line: str
+    cursors: list[tuple[str, str]]
+
+
 def paging_line(value: Any, params: Mapping[str, Any] | None = None) -> str:
     """``has_more=true, next_cursor=abc; 30 of 57`` for an output with paging markers, ``""`` without.
 
     >>> paging_line({"result": {"items": [1, 2], "has_more": True, "next_cursor": "c2"}})
     'has_more=true, next_cursor=c2'
     """
+    return find_paging(value, params).line
+
+
+def find_paging(value: Any, params: Mapping[str, Any] | None = None) -> Paging:
+    """:func:`paging_line`, with the cursors found (see :class:`Paging`)."""
+    cursors: list[tuple[str, str]] = []
     markers: list[str] = []
     counts: list[str] = []
     visited = 0
@@ -62,7 +76,7 @@ def paging_line(value: Any, params: Mapping[str, Any] | None = None) -> str:
     while stack and visited < MAX_DICTS:
         node, path, depth = stack.pop(0)
         visited += 1
-        found, count = _markers(node, path)
+        found, count = _markers(node, path, cursors)
         markers.extend(found)
         counts.extend(count)
         if depth < MAX_DEPTH:
@@ -70,11 +84,12 @@ def paging_line(value: Any, params: Mapping[str, Any] | None = None) -> str:
     limit_count = _limit_count(value, params or {})
     if not counts and limit_count:
         counts.append(limit_count)
-    return "; ".join(part for part in (", ".join(markers), counts[0] if counts else "") if part)
+    line = "; ".join(part for part in (", ".join(markers), counts[0] if counts else "") if part)
+    return Paging(line, cursors)
 
 
-def _markers(node: dict[str, Any], path: str) -> tuple[list[str], list[str]]:
-    """One dict's markers that say more (``key=value``), and its ``N of TOTAL``."""
+def _markers(node: dict[str, Any], path: str, cursors: list[tuple[str, str]]) -> tuple[list[str], list[str]]:
+    """One dict's markers that say more (``key=value``), and its ``N of TOTAL``; its cursors added to ``cursors``."""
     norms = {key: _norm(key) for key in node if isinstance(key, str)}
     last = any(
         (n in _FLAGS_MORE and node[k] is False) or (n in _FLAGS_LAST and node[k] is True) for k, n in norms.items()
@@ -86,6 +101,7 @@ def _markers(node: dict[str, Any], path: str) -> tuple[list[str], list[str]]:
             found.append(f"{key}={'true' if item else 'false'}")
         elif not last and norm in _CURSORS and _cursor(item):
             found.append(_shown(key, str(item), path))
+            cursors.append((_join(path, key), str(item)))
         elif not last and norm in _LINKS and _link(item):
             found.append(_shown(key, _link(item), path))
     lists = [len(item) for item in node.values() if isinstance(item, list)]
@@ -144,3 +160,27 @@ def _largest_list(value: Any, depth: int = 0) -> int:
     if isinstance(value, dict) and depth < 4:
         return max((_largest_list(child, depth + 1) for child in value.values()), default=0)
     return 0
+
+
+# An input schema property that takes the next page's cursor (normalised: letters and digits, lower case).
+_CURSOR_ARGUMENTS = {
+    "cursor",
+    "nextcursor",
+    "startcursor",
+    "pagetoken",
+    "nextpagetoken",
+    "nexttoken",
+    "continuationtoken",
+    "continue",
+    "marker",
+    "after",
+}
+
+
+def cursor_argument(schema: Any) -> str:
+    """The property of a tool's input schema that takes a cursor (``cursor``, ``page_token``,
+    ``start_cursor``, ...), or ``""``."""
+    properties = schema.get("properties") if isinstance(schema, Mapping) else None
+    if not isinstance(properties, Mapping):
+        return ""
+    return next((name for name in properties if isinstance(name, str) and _norm(name) in _CURSOR_ARGUMENTS), "")

@@ -207,14 +207,19 @@ def _formatted(
     return shaped, visible_tokens(shaped, count)
 
 
-def _paged(shaped: Shaped, value: Any, arguments: Mapping[str, Any], count: TokenCounter) -> Shaped:
+def _paged(
+    shaped: Shaped, value: Any, arguments: Mapping[str, Any], count: TokenCounter, cursor_argument: str = ""
+) -> Shaped:
     """A data answer we rewrote, with the API's paging (structure/paging.py) said too: first line of a
     text in our format, a text block after JSON text (which stays JSON for a client that parses it)."""
-    from pflow_structure.structure.paging import paging_line
+    from pflow_structure.structure.paging import find_paging
 
-    page = paging_line({"result": value}, arguments)
+    paging = find_paging({"result": value}, arguments)
+    page = paging.line
     if not page:
         return shaped
+    if cursor_argument and paging.cursors:
+        page += f"; next page: {cursor_argument}={json.dumps(paging.cursors[0][1], ensure_ascii=False)}"
     content = list(shaped.result["content"])
     if shaped.kind == "formatted":
         content[0] = {**content[0], "text": f"Page: {page}\n{content[0]['text']}"}
@@ -242,8 +247,10 @@ def shape_result(
     store: Store,
     read_tool: str = "read_fields",
     render: Renderer | None = None,
+    cursor_argument: str = "",
 ) -> Shaped:
-    """The answer the agent gets for one downstream result (see the module docstring).
+    """The answer the agent gets for one downstream result (see the module docstring); ``cursor_argument``:
+    the tool's argument that takes a cursor, named on the page line when the result has one.
 
     Raises :class:`MalformedJSONError` for broken JSON text, and whatever ``store`` or ``count``
     raise: the caller answers with the original result and logs the failure.
@@ -266,12 +273,20 @@ def shape_result(
         tokens_out = visible_tokens(compact, count)
         formatted = _formatted(compact, value, render, count)
         if formatted is not None and formatted[1] < min(tokens_out, tokens_in):
-            return _paged(Shaped(formatted[0], "formatted", tokens_in, formatted[1]), value, arguments, count)
+            small = Shaped(formatted[0], "formatted", tokens_in, formatted[1])
+            return _paged(small, value, arguments, count, cursor_argument)
         if tokens_out < tokens_in:
-            return _paged(Shaped(compact, "compacted", tokens_in, tokens_out), value, arguments, count)
+            return _paged(Shaped(compact, "compacted", tokens_in, tokens_out), value, arguments, count, cursor_argument)
         return Shaped(result, "passed", tokens_in, tokens_in)
     described = store(tool, arguments, value)
     example = _example_path(described["structure"])
+    if cursor_argument and described.get("page"):
+        from pflow_structure.structure.paging import find_paging
+
+        cursors = find_paging({"result": value}, arguments).cursors
+        if cursors:  # a reference the proxy resolves: the cursor never enters the context
+            reference = f"${{{described['execution_id']}:{cursors[0][0]}}}"
+            described = {**described, "page": described["page"] + f"; next page: {cursor_argument}={reference}"}
     text = cached_text(described, tokens_in, example, read_tool, note=_plain_note(result, count, budget))
     shaped: dict[str, Any] = {"content": [{"type": "text", "text": text}], "isError": False}
     if "_meta" in result:
@@ -291,10 +306,12 @@ def shape_and_store(
     budget: int,
     read_tool: str,
     want: str | None = None,
+    schema: Any = None,
 ) -> Shaped:
     """:func:`shape_result` with the proxy's parts: the cache of ``settings`` (a plain-text answer
     kept as text, so a reference to ``result`` passes the text on), o200k counts and ``render_auto``;
-    ``want`` (the agent's words) steers the structure of a result that is cached."""
+    ``want`` (the agent's words) steers the structure of a result that is cached; ``schema`` (the tool's
+    input schema) names the argument that takes the next page's cursor."""
     from pflow_structure.render.tokens import count_tokens
     from pflow_structure.service import store_outputs
 
@@ -317,8 +334,18 @@ def shape_and_store(
         rendered = render_auto(value, operation=tool, failure_log=settings.failure_log)
         return rendered.text, rendered.format
 
+    from pflow_structure.structure.paging import cursor_argument
+
     return shape_result(
-        tool, arguments, result, budget=budget, count=count, store=store, read_tool=read_tool, render=render
+        tool,
+        arguments,
+        result,
+        budget=budget,
+        count=count,
+        store=store,
+        read_tool=read_tool,
+        render=render,
+        cursor_argument=cursor_argument(schema),
     )
 
 
