@@ -35,10 +35,13 @@ def parse_details(details: str) -> dict[str, Any]:
     if same:
         details = details[: same.start()] + details[same.end() :]
     parts = details.split(", ")
-    type_name, _, length = parts.pop(0).partition(" ~")
-    entry: dict[str, Any] = {"type": type_name}
-    if length:
-        entry["avg_length"] = int(length)
+    first = re.fullmatch(r"(?P<type>\S+)(?: ~(?P<length>\d+))?(?: (?P<hint>.+))?", parts.pop(0))
+    assert first, details
+    entry: dict[str, Any] = {"type": first["type"]}
+    if first["length"]:
+        entry["avg_length"] = int(first["length"])
+    if first["hint"]:  # a value hint (structure/hints.py): ``int epoch s 2012..2017``
+        entry["hint"] = first["hint"]
     while parts:
         part = parts.pop(0)
         if m := re.fullmatch(r"(\d+) items?", part):  # "1 item"
@@ -143,13 +146,16 @@ def only_text(result: dict[str, Any]) -> str:
 
 
 def cached(result: dict[str, Any]) -> dict[str, Any]:
-    """The proxy's cached answer read back: ``execution_id``, ``tokens``, ``structure``, ``hidden``
-    (when any), ``field_count``, ``original_field_count`` (when filtered), ``omitted_paths``,
+    """The proxy's cached answer read back: ``page`` (when the API pages), ``execution_id``, ``tokens``,
+    ``structure``, ``hidden`` (when any), ``field_count``, ``original_field_count`` (when filtered), ``omitted_paths``,
     ``warnings``, ``read_tool``, ``example`` and ``note`` (when there are any)."""
     lines = only_text(result).split("\n")
+    page = lines.pop(0).removeprefix("Page: ") if lines[0].startswith("Page: ") else None
     head = CACHED_HEAD.match(lines[0])
     assert head and lines[0][head.end() :] == TREE_HEADER, lines[0]
     answer: dict[str, Any] = {"execution_id": head["id"], "tokens": int(head["tokens"].replace(",", ""))}
+    if page is not None:
+        answer["page"] = page
     rest = iter(lines[1:])
     tree = []
     for line in rest:

@@ -171,7 +171,8 @@ def test_criterion_02_registry_run_returns_execution_id_and_structure(tmp_path: 
     }
     path = tmp_path / "issues.json"
     path.write_text(json.dumps(data), encoding="utf-8")
-    run = registry_run("read-json", {"path": str(path)})
+    # A small output comes back as data unless the structure is asked for (tests/test_want_answers.py).
+    run = registry_run("read-json", {"path": str(path)}, structure=True)
     execution_id = run.pop("execution_id")
     assert re.fullmatch(r"exec-\d+-[0-9a-f]{8,}", execution_id)
     assert len(execution_id) <= 32
@@ -183,7 +184,7 @@ def test_criterion_02_registry_run_returns_execution_id_and_structure(tmp_path: 
             "result.issues[0].number": {"type": "int"},
             "result.issues[0].title": {"type": "str", "avg_length": 8},
             "result.issues[0].state": {"type": "str", "avg_length": 5},
-            "result.issues[0].labels": {"type": "list", "length": 1, "present": 1, "of": 2},
+            "result.issues[0].labels": {"type": "list", "length": 1, "present": 1, "of": 2, "present_at": [1]},
             "result.issues[0].labels[0]": {"type": "str", "avg_length": 2},
         },
         "field_count": 4,
@@ -362,6 +363,8 @@ def parse_structure_text(text: str) -> dict[str, Any]:
     assert lines[0] == "✓ Node executed successfully"
     assert lines[1].startswith("Execution ID: ")
     result: dict[str, Any] = {"execution_id": lines[1].removeprefix("Execution ID: "), "structure": {}}
+    if lines[2].startswith("Page: "):  # the API's paging, above the tree
+        result["page"] = lines.pop(2).removeprefix("Page: ")
     assert lines[2] == ""
     rest = iter(lines[3:])
     header = next(rest)
@@ -418,8 +421,9 @@ def test_criterion_17_cli_json_prints_the_dict_registry_run_returns() -> None:
 @pytest.mark.parametrize("corpus_file", corpus_files(), ids=lambda p: p.stem)
 def test_criterion_17_cli_text_carries_the_same_content_as_the_dict(corpus_file: Path) -> None:
     """17. CLI and MCP return identical structure format: the text reads back into the --json dict."""
-    as_json = json.loads(cli_run("read-json", f"path={corpus_file}", "--json"))
-    from_text = parse_structure_text(cli_run("read-json", f"path={corpus_file}"))
+    # --structure: a corpus file smaller than its structure would come back as data
+    as_json = json.loads(cli_run("read-json", f"path={corpus_file}", "--json", "--structure"))
+    from_text = parse_structure_text(cli_run("read-json", f"path={corpus_file}", "--structure"))
     assert without_id(from_text) == without_id(as_json)
     assert list(from_text["structure"].items()) == list(as_json["structure"].items())
 
@@ -467,6 +471,7 @@ def test_criterion_17_cli_text_carries_every_kind_of_detail(tmp_path: Path) -> N
     assert kinds == {"type", "length", "min_length", "max_length", "avg_length", "json", "keys", "dynamic_keys"} | {
         "key_names",
         "present",
+        "present_at",
         "of",
         "truncated",
     }
@@ -496,7 +501,7 @@ def test_criterion_18_bytes_are_stored_as_base64_in_the_cache_file(isolated_cach
 
 def test_criterion_18_bytes_come_back_as_bytes_from_read_fields() -> None:
     """18. Binary data encoded as base64 in cache, and read back as the same bytes."""
-    run = registry_run("shell", {"command": r"printf '\377\376\000\001PNG'"})
+    run = registry_run("shell", {"command": r"printf '\377\376\000\001PNG'"}, structure=True)
     assert run["structure"]["stdout"] == {"type": "bytes", "avg_length": len(RAW)}
     assert read_fields(run["execution_id"], ["stdout"]) == {"stdout": RAW}
     assert_reads_back(run)
@@ -608,7 +613,7 @@ def test_criterion_19_plain_json_deeper_than_10_levels_is_kept(tmp_path: Path) -
         value = {"a": value}
     path = tmp_path / "deep.json"
     path.write_text(json.dumps(value), encoding="utf-8")
-    run = registry_run("read-json", {"path": str(path)})
+    run = registry_run("read-json", {"path": str(path)}, structure=True)
     deepest = "result" + ".a" * 20
     assert read_fields(run["execution_id"], [deepest]) == {deepest: "leaf"}
     assert "warnings" not in run

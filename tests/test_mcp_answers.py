@@ -402,7 +402,7 @@ def test_the_cached_answer_reads_back_into_the_stores_dict_for_every_corpus_file
         shaped = _shape(_text(path.read_text(encoding="utf-8")), keeping, budget=0)
         full = described.pop()
         expected = {key: full[key] for key in ("execution_id", "structure", "field_count") if key in full}
-        expected.update({key: full[key] for key in ("hidden", "omitted_paths", "warnings") if key in full})
+        expected.update({key: full[key] for key in ("hidden", "omitted_paths", "warnings", "page") if key in full})
         if full["filtered"]:
             expected["original_field_count"] = full["original_field_count"]
         answer = cached(shaped.result)

@@ -1,14 +1,14 @@
 """``want``: plain words from the agent that steer the view to the fields they name.
 
-Names only, never values. The words of the text and of each field's keys are split (snake, camel,
-kebab), stemmed (``titles`` → ``title``, ``created`` → ``creat``, ``qty`` → ``quantity``) and compared:
-the same stem counts most, one stem the start of the other (``assign`` and ``assignee``) or two forms of
-one root (``collaborator`` and ``collaboration``) a little less, and two words of
-one everyday meaning (:data:`MEANINGS`: ``paid`` and ``financial``, ``who wrote`` and ``author``,
-``owed`` and ``due``) less again. A field's own key counts fully, the keys of the containers
-above it by half (``user.login`` answers "which user"); a small object whose own key the words name
-is listed whole (:func:`named_objects`: "which ports" gets each port's type too). The view then lists
-the matching fields first and fills the rest of a smaller budget with the usual view (:func:`choose_wanted`).
+Names and the structure's value hints (a listed value, a time's unit), never raw values. The words of the text
+and of each field's keys are split (snake, camel, kebab), stemmed (``titles`` → ``title``, ``created`` →
+``creat``, ``qty`` → ``quantity``) and compared: the same stem counts most, one stem the start of the other
+(``assign`` and ``assignee``) or two forms of one root (``collaborator`` and ``collaboration``) a little less,
+and two words of one everyday meaning (:data:`MEANINGS`: ``paid`` and ``financial``, ``who wrote`` and
+``author``, ``owed`` and ``due``) less again. A field's own key counts fully, the keys of the containers above
+it by half (``user.login`` answers "which user"); a small object whose own key the words name is listed whole
+(:func:`named_objects`: "which ports" gets each port's type too). The view then lists the matching fields
+first and fills the rest of a smaller budget with the usual view (:func:`choose_wanted`).
 
 Deterministic, pure Python, no model: wordllama and a learned word-to-name table were measured as
 candidates (``benchmarks/want_eval.py``) and are not used; see docs/want.md.
@@ -237,10 +237,28 @@ def _scored(
     """(score by path, match by term and path, weight by term)."""
     nodes = path_nodes(structure)
     fields = [nodes[index] for index in field_indices(structure, nodes)]
-    matches = {term: {node.path: term_matches(term, node.keys) for node in fields} for term in want_terms(want)}
+    hinted = {node.path: _hint_stems(structure[node.path].get("hint")) for node in fields}
+    matches = {
+        term: {node.path: max(term_matches(term, node.keys), _hint_match(term, hinted[node.path])) for node in fields}
+        for term in want_terms(want)
+    }
     weights = _weights(matches, len(fields))
     scores = {node.path: sum(weights[term] * found[node.path] for term, found in matches.items()) for node in fields}
     return scores, matches, weights
+
+
+def _hint_stems(hint: Any) -> tuple[str, ...]:
+    """The words of a field's value hint (structure/hints.py) a term may meet: the values it lists
+    (``open|closed``), and "time" for an epoch time; never a number."""
+    if not hint:
+        return ()
+    found = [stem(word) for word in words(str(hint)) if len(word) > 1 and not word.isdigit()]
+    return tuple([stem("time"), *found] if str(hint).startswith("epoch ") else found)
+
+
+def _hint_match(term: str, stems: Sequence[str]) -> float:
+    """A term that meets a hint's word counts as one of the same meaning, never more: a value is not a name."""
+    return min(_best(term, stems), MEANING) if stems else 0.0
 
 
 def wanted_fields(

@@ -43,6 +43,11 @@ def describe_entry(entry: Mapping[str, Any], *, short: bool = False) -> str:
             kinds = type_name.split("|")
             unit = "bytes" if "bytes" in kinds and "str" not in kinds else "chars"
             parts.append(f"~{entry['avg_length']} {unit}")
+    if "hint" in entry:  # a value hint (structure/hints.py): ``int epoch s 2012..2017``
+        if short:
+            parts[0] = f"{parts[0]} {entry['hint']}"
+        else:
+            parts.append(str(entry["hint"]))
     if "json" in entry:
         parts.append(f"JSON {entry['json']}")
     if "length" in entry:  # after "JSON list": a string holding a JSON array has items too
@@ -191,6 +196,8 @@ def render_structure_text(
     """The text the CLI prints for a ``registry_run`` result dict."""
     execution_id = result.get("execution_id", "")
     lines = ["✓ Node executed successfully", f"Execution ID: {execution_id}", ""]
+    if result.get("page"):  # the API's paging (structure/paging.py), above what the filter chose
+        lines[2:2] = [f"Page: {result['page']}"]
     structure: Mapping[str, Mapping[str, Any]] = result.get("structure", {})
     header = TREE_HEADER if layout == "tree" else FLAT_HEADER
     if not structure:

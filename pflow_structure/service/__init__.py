@@ -212,6 +212,7 @@ def capture_outputs(
         all_fields=all_fields,
         want=want,
         cache=cache,
+        params=params,
     )
     binary, notes = list(encoded.binary_paths), list(encoded.notes)
     return CapturedOutputs(result, stored.cached, encoded.value, binary, notes, structure)
@@ -228,11 +229,23 @@ def describe_stored(
     all_fields: bool = False,
     want: str | None = None,
     cache: CacheBackend | None = None,
+    params: Mapping[str, Any] | None = None,
 ) -> dict[str, Any]:
     """The structure answer for a value just stored (``registry_run``'s dict); its field statistics are kept
-    beside the entry in ``cache`` when it can (a page of ``result[*].field`` counts the items lacking it)."""
+    beside the entry in ``cache`` when it can (a page of ``result[*].field`` counts the items lacking it);
+    ``page`` when the output carries the API's paging markers (``params``: the call's, for its ``limit``),
+    whatever the filter shows."""
     return _describe(
-        node_type, value, stored, binary_paths, notes, settings=settings, all_fields=all_fields, want=want, cache=cache
+        node_type,
+        value,
+        stored,
+        binary_paths,
+        notes,
+        settings=settings,
+        all_fields=all_fields,
+        want=want,
+        cache=cache,
+        params=params,
     )[0]
 
 
@@ -247,9 +260,11 @@ def _describe(
     all_fields: bool = False,
     want: str | None = None,
     cache: CacheBackend | None = None,
+    params: Mapping[str, Any] | None = None,
 ) -> tuple[dict[str, Any], dict[str, Any]]:
     """:func:`describe_stored`'s dict, and the whole structure it was filtered from."""
     from pflow_structure.structure import infer_structure
+    from pflow_structure.structure.paging import paging_line
     from pflow_structure.structure.presence import add_present_at
 
     inferred = infer_structure(value, binary_paths=binary_paths, max_paths=settings.max_paths)
@@ -267,6 +282,9 @@ def _describe(
         "original_field_count": inferred.field_count,
         "filtered": chosen.filtered,
     }
+    page = paging_line(value, params)
+    if page:
+        result["page"] = page
     if chosen.filtered:
         result["filter"] = chosen.method
         result["hidden_fields"] = max(0, inferred.field_count - chosen.kept_fields)

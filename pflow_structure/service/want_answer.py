@@ -129,6 +129,7 @@ def want_answer(
         "execution_id": execution_id,
         "node_type": described["node_type"],
         "want": described.get("want"),
+        **_page(described),
         "values": found.values,
     }
     if found.more:
@@ -168,7 +169,18 @@ def want_text(
         text = next_call(arguments, style)
         return text if style == "cli" else f"{read_tool} {text}"
 
-    return want_answer_text(answer, call, structure_call)
+    return "\n".join([*page_line(answer), want_answer_text(answer, call, structure_call)])
+
+
+def _page(described: Mapping[str, Any]) -> dict[str, Any]:
+    """``page`` (the API's paging, structure/paging.py) when the view has it: an answer from page 1 of 5
+    says so at the top, whatever its form."""
+    return {"page": described["page"]} if described.get("page") else {}
+
+
+def page_line(answer: Mapping[str, Any]) -> list[str]:
+    """The ``Page:`` line of an answer that has ``page``, as the first line of its text."""
+    return [f"Page: {answer['page']}"] if answer.get("page") else []
 
 
 def data_value(outputs: Any) -> Any:
@@ -193,6 +205,7 @@ def data_answer(described: Mapping[str, Any], outputs: Any, style: str = "tool")
     answer = {
         "execution_id": execution_id,
         "node_type": described["node_type"],
+        **_page(described),
         "data": data_value(outputs),
         "rest": line.format(execution_id=execution_id),
     }
@@ -245,4 +258,4 @@ def answer_text(answer: Mapping[str, Any], settings: Settings, style: str = "cli
         return want_text(answer, style)
     text, _ = rendered_data(answer["data"], settings, str(answer.get("node_type")))
     warnings = [f"Warning: {warning}" for warning in answer.get("warnings", [])]
-    return "\n".join([text, *warnings, answer["rest"]])
+    return "\n".join([*page_line(answer), text, *warnings, answer["rest"]])

@@ -15,6 +15,7 @@ from collections.abc import Sequence
 from typing import Any, NamedTuple
 
 from pflow_structure.paths import WILDCARD, Segment, format_path, is_plain_key
+from pflow_structure.structure import hints
 from pflow_structure.structure.field_stats import Collector, FieldSignals, FieldStats, classify
 
 DEFAULT_MAX_PATHS = 500
@@ -224,6 +225,11 @@ def _entry(record: _Record) -> dict[str, Any]:
         entry["key_names"] = record.key_names
     if record.same_as is not None:
         entry["same_as"] = format_path(record.same_as)
+    if node.scalars and not node.children and node.items is None:
+        key = next((s for s in reversed(record.segments) if isinstance(s, str)), "")  # [*] is no str
+        hint = hints.value_hint(node, key, hints.SHOWN)
+        if hint:
+            entry["hint"] = hint
     return entry
 
 

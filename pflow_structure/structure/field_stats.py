@@ -5,8 +5,10 @@ statistics that are never shown but tell the filter what kind of field it is, on
 how many distinct values it had (counted up to :data:`DISTINCT_CAP`, so memory stays
 bounded), whether every string had one length or one prefix (ids, hashes: ``cus_…``), and
 whether every string looked like a token (letters and digits, no spaces). Values themselves
-are kept only inside the bounded distinct-value set, and never leave this module: the filter
-gets :class:`FieldSignals`, which are counts and flags.
+are kept only inside the bounded distinct-value set, the range of the numbers and the range of
+the strings shaped like a time: the filter gets :class:`FieldSignals`, which are counts and
+flags, and the structure gets a few tokens of them (structure/hints.py: ``int 0..6``,
+``open|closed``, ``epoch s 2021-03-01..03-09``).
 """
 
 from __future__ import annotations
@@ -25,6 +27,8 @@ _DISTINCT_KEEP_CHARS = 64
 _PREFIX_CHARS = 40  # enough for a link's host and first path segment (https://gitlab.com/api/)
 # An id or a hash: letters and digits (and _ -), at least 6 characters, a digit somewhere.
 _TOKEN_SHAPE = re.compile(r"(?=[^\d]*\d)[A-Za-z0-9_\-]{6,80}\Z")
+# A time held in a string: an ISO 8601 date (and time), or epoch digits (Slack's "1614556800.000200").
+_TIME_SHAPE = re.compile(r"\d{4}-\d\d-\d\d(?:[T ][\d:.]+(?:Z|[+-]\d\d:?\d\d)?)?\Z|\d{9,19}(?:\.\d+)?\Z")
 
 # Exact types first (a dict lookup); subclasses fall back to classify().
 _EXACT_KINDS: dict[type, str] = {
@@ -82,12 +86,17 @@ class FieldStats:
         "list_max",
         "list_min",
         "list_total",
+        "num_max",
+        "num_min",
         "prefix",
         "scalars",
         "str_count",
         "str_max",
         "str_min",
         "str_total",
+        "time_hi",
+        "time_lo",
+        "times",
         "tokens",
         "types",
     )
@@ -112,6 +121,13 @@ class FieldStats:
         self.distinct: set[Any] | None = set()  # None: more than DISTINCT_CAP
         self.prefix: str | None = None
         self.tokens = 0  # strings shaped like a token
+        # For the value hints (structure/hints.py): the range of the numbers, and of the strings
+        # shaped like a time (an ISO date or epoch digits) while every string so far was one.
+        self.num_min: float | None = None
+        self.num_max: float | None = None
+        self.times = 0
+        self.time_lo = ""
+        self.time_hi = ""
 
     def add_type(self, name: str) -> None:
         self.types[name] = self.types.get(name, 0) + 1
@@ -142,6 +158,12 @@ class FieldStats:
         # Only "every string is a token" is ever asked: after the first that is not, stop matching.
         if self.tokens == count and length <= 80 and _TOKEN_SHAPE.match(value):
             self.tokens += 1
+        if self.times == count and 9 <= length <= 35 and value[:1].isdigit() and _TIME_SHAPE.match(value):
+            if not count or value < self.time_lo:
+                self.time_lo = value
+            if not count or value > self.time_hi:
+                self.time_hi = value
+            self.times += 1
         self.str_count = count + 1
         self.str_total += length
         self.scalars += 1
@@ -153,6 +175,11 @@ class FieldStats:
 
     def add_scalar(self, value: Any) -> None:
         self.scalars += 1
+        if type(value) is not bool:  # a bool is an int to Python, and has no range worth showing
+            if self.num_min is None or value < self.num_min:
+                self.num_min = value
+            if self.num_max is None or value > self.num_max:
+                self.num_max = value
         seen = self.distinct
         if seen is not None:
             seen.add(value)
@@ -188,6 +215,17 @@ class FieldStats:
         self.str_total += other.str_total
         self.tokens += other.tokens
         self.scalars += other.scalars
+        for number in (other.num_min, other.num_max):
+            if number is not None:
+                self.num_min = number if self.num_min is None else min(self.num_min, number)
+                self.num_max = number if self.num_max is None else max(self.num_max, number)
+        own = self.str_count - other.str_count  # str_count already holds both
+        if other.str_count and (self.times != own or other.times != other.str_count):
+            self.times = 0  # a string that is no time, on one side or the other
+        elif other.str_count:
+            self.time_lo = min(self.time_lo, other.time_lo) if own else other.time_lo
+            self.time_hi = max(self.time_hi, other.time_hi) if own else other.time_hi
+            self.times += other.times
         if self.distinct is not None:
             if other.distinct is None:
                 self.distinct = None

@@ -35,6 +35,8 @@ def cached_text(
     execution_id = described["execution_id"]
     structure: Mapping[str, Mapping[str, Any]] = described["structure"]
     lines = [f"Too large to show ({tokens:,} tokens), cached as {execution_id}. {TREE_HEADER}"]
+    if described.get("page"):  # the API's paging, at the top: an answer from page 1 of 5 is not the answer
+        lines.insert(0, f"Page: {described['page']}")
     lines.extend(tree_lines(structure, described.get("hidden")) if structure else [f"  {NO_PATHS}"])
     lines.append(_field_count(described))
     if described.get("omitted_paths"):
@@ -53,11 +55,11 @@ def sized_text(answer: Mapping[str, Any], read_tool: str, render: Any = None, no
     """The proxy's text for an answer the size of the question (:mod:`pflow_structure.service.want_answer`):
     the data in its compact rendering (``render``: value -> (text, format)) and the id line, or the
     want answer's values and map."""
-    from pflow_structure.service.want_answer import want_text
+    from pflow_structure.service.want_answer import page_line, want_text
 
     if "data" in answer:
         text = render(answer["data"])[0] if render is not None else json.dumps(answer["data"], ensure_ascii=False)
-        lines = [text, answer["rest"].replace("read_fields", read_tool)]
+        lines = [*page_line(answer), text, answer["rest"].replace("read_fields", read_tool)]
     else:
         structure_call = "the same call without _want gives the structure"
         lines = [want_text(answer, "tool", structure_call, read_tool=read_tool)]

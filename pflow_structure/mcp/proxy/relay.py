@@ -381,7 +381,14 @@ class Proxy(Listing):
         # Shown inline up to the inline threshold, and never past the answer budget.
         inline = min(self.budget, self.settings.answer_budget)
         shaped = shape_and_store(
-            tool, arguments, result, settings=self.settings, budget=inline, read_tool=self.read_tool, want=want
+            tool,
+            arguments,
+            result,
+            settings=self.settings,
+            budget=inline,
+            read_tool=self.read_tool,
+            want=want,
+            schema=self.schemas.get(tool),
         )
         cached = shaped.kind == "cached"
         record_result(self.settings, f"mcp:{tool}", cached=cached, raw=shaped.tokens_in, answered=shaped.tokens_out)

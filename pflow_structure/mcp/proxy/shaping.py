@@ -207,6 +207,28 @@ def _formatted(
     return shaped, visible_tokens(shaped, count)
 
 
+def _paged(
+    shaped: Shaped, value: Any, arguments: Mapping[str, Any], count: TokenCounter, cursor_argument: str = ""
+) -> Shaped:
+    """A data answer we rewrote, with the API's paging (structure/paging.py) said too: first line of a
+    text in our format, a text block after JSON text (which stays JSON for a client that parses it)."""
+    from pflow_structure.structure.paging import find_paging
+
+    paging = find_paging({"result": value}, arguments)
+    page = paging.line
+    if not page:
+        return shaped
+    if cursor_argument and paging.cursors:
+        page += f"; next page: {cursor_argument}={json.dumps(paging.cursors[0][1], ensure_ascii=False)}"
+    content = list(shaped.result["content"])
+    if shaped.kind == "formatted":
+        content[0] = {**content[0], "text": f"Page: {page}\n{content[0]['text']}"}
+    else:
+        content.append({"type": "text", "text": f"Page: {page}"})
+    result = {**shaped.result, "content": content}
+    return shaped._replace(result=result, tokens_out=visible_tokens(result, count))
+
+
 def _example_path(structure: dict[str, Any]) -> str:
     """A leaf path to show in the hint: the first string field, else the first path."""
     for path, info in structure.items():
@@ -227,9 +249,11 @@ def shape_result(
     render: Renderer | None = None,
     fits: Callable[[str], bool] | None = None,
     keep_text: bool = False,
+    cursor_argument: str = "",
 ) -> Shaped:
     """The answer the agent gets for one downstream result (see the module docstring); ``fits`` says
-    whether a text is within what the client keeps (its bytes and lines), else it is cached too.
+    whether a text is within what the client keeps (its bytes and lines), else it is cached too;
+    ``cursor_argument``: the tool's argument that takes a cursor, named on the page line when the result has one.
 
     Raises :class:`MalformedJSONError` for broken JSON text, and whatever ``store`` or ``count``
     raise: the caller answers with the original result and logs the failure.
@@ -259,11 +283,19 @@ def shape_result(
         tokens_out = visible_tokens(compact, count)
         formatted = _formatted(compact, value, render, count)
         if formatted is not None and formatted[1] < min(tokens_out, tokens_in):
-            return Shaped(formatted[0], "formatted", tokens_in, formatted[1])
+            small = Shaped(formatted[0], "formatted", tokens_in, formatted[1])
+            return _paged(small, value, arguments, count, cursor_argument)
         if tokens_out < tokens_in:
-            return Shaped(compact, "compacted", tokens_in, tokens_out)
+            return _paged(Shaped(compact, "compacted", tokens_in, tokens_out), value, arguments, count, cursor_argument)
         return Shaped(result, "passed", tokens_in, tokens_in)
     described = store(tool, arguments, value)
+    if cursor_argument and described.get("page"):
+        from pflow_structure.structure.paging import find_paging
+
+        cursors = find_paging({"result": value}, arguments).cursors
+        if cursors:  # a reference the proxy resolves: the cursor never enters the context
+            reference = f"${{{described['execution_id']}:{cursors[0][0]}}}"
+            described = {**described, "page": described["page"] + f"; next page: {cursor_argument}={reference}"}
     note = _plain_note(result, count, budget)
     if "values" in described or "data" in described:  # a want answer, or data smaller than its structure
         text = sized_text(described, read_tool, render, note=note)
@@ -291,10 +323,12 @@ def shape_and_store(
     budget: int,
     read_tool: str,
     want: str | None = None,
+    schema: Any = None,
 ) -> Shaped:
     """:func:`shape_result` with the proxy's parts: the cache of ``settings`` (a plain-text answer
     kept as text, so a reference to ``result`` passes the text on), o200k counts and ``render_auto``;
-    ``want`` (the agent's words) steers the structure of a result that is cached."""
+    ``want`` (the agent's words) steers the structure of a result that is cached; ``schema`` (the tool's
+    input schema) names the argument that takes the next page's cursor."""
     from pflow_structure.render.tokens import count_tokens
     from pflow_structure.service import capture_outputs
     from pflow_structure.service.clients import answer_counter
@@ -326,6 +360,8 @@ def shape_and_store(
     def fits(text: str) -> bool:
         return limited is None or limited(text) <= settings.answer_budget
 
+    from pflow_structure.structure.paging import cursor_argument
+
     return shape_result(
         tool,
         arguments,
@@ -337,6 +373,7 @@ def shape_and_store(
         render=render,
         keep_text=settings.keep_upstream_text,
         fits=fits,
+        cursor_argument=cursor_argument(schema),
     )
 
 
