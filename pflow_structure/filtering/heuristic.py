@@ -16,17 +16,19 @@ from collections.abc import Mapping, Sequence
 from typing import Any, Literal, NamedTuple
 
 from pflow_structure.filtering import vocabulary
-from pflow_structure.filtering.features import Features, Model, Places, field_features, learned_score, record_body
+from pflow_structure.filtering.features import Features, Model, field_features, learned_score
 from pflow_structure.filtering.options import DEFAULT_TARGET, DEFAULT_THRESHOLD
 from pflow_structure.filtering.signals import DEFAULT_TUNING, Tuning, adjust
 from pflow_structure.filtering.tree import (
     PathNode,
+    Places,
     field_indices,
     is_inside,
     key_segments,
     kinds_of,
     normalise,
     path_nodes,
+    record_body,
 )
 from pflow_structure.filtering.tree import (
     fields_of as fields_of,
