@@ -1,8 +1,8 @@
 """How to filter and what it did: the modes, the defaults, :class:`FilterOptions` (built by the
 adapter) and :class:`FilterOutcome` (what ``filter_structure`` returns).
 
-Apart from the logic so that :mod:`~pflow_structure.filtering.heuristic` and the package both
-import them from here, without importing each other.
+Apart from the logic so that the steps (:mod:`~pflow_structure.filtering.pipeline`) and the
+package both import them from here, without importing each other.
 """
 
 from __future__ import annotations

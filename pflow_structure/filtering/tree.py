@@ -1,11 +1,18 @@
 """The paths of a structure as a tree the filter walks: each path's parent, keys and list owner.
 
-A structure lists parents before children, so one pass gives every path its ancestry. Shared by
-the heuristic's ranking (:mod:`pflow_structure.filtering.heuristic`), the per-field features
-(:mod:`pflow_structure.filtering.features`) and the fit in ``benchmarks/filter_learn.py``.
+A structure lists parents before children, so one pass gives every path its ancestry.
+:class:`FieldTree` is that pass done once per filter call and handed to every step of the
+pipeline (:mod:`pflow_structure.filtering.pipeline`), with what the steps share worked out on
+first use: each path's index, each line's estimated cost, and where the fields stand
+(:class:`Places`: the main list of records, the dict their fields are in, the envelope).
+The features (:mod:`pflow_structure.filtering.features`) and the fit in
+``benchmarks/filter_learn.py`` use the same nodes.
 
 The tree, as those modules use it:
 
+- :class:`FieldTree` (``FieldTree.build(structure, signals)``): the nodes, the field indices,
+  ``index_of``, ``field_paths``, ``line_cost``, ``view_cost`` and ``places``; :func:`tree_of`
+  takes a structure or a tree, so a function may accept either.
 - :func:`path_nodes` (structure → ``list[PathNode]``): every listed path with its ancestry, in
   the structure's order; a :class:`PathNode` refers to its parent and list owner by index.
 - :func:`field_indices` (structure, nodes → indices): the nodes that count as fields;
