@@ -5,17 +5,17 @@ Runs only for ``filter_structure`` in mode ``auto`` or ``llm`` with a ready LLM
 first; a fresh answer (:func:`pflow_structure.filtering.llm.llm_choose_fields`) is kept there. The
 model's fields replace the choose step's (each kept list's shape completed from the ranking); with
 ``want`` they are kept aside (``Choice.advice``) for the want step to list beside the matches. A
-failed or slow answer leaves the choice as it was, with a warning, and is not kept.
+failed or slow answer leaves the choice as it was, with a warning, and is not kept. The LLM client
+and the decision cache are imported when a call needs them (the cache's ``tempfile`` alone takes
+tens of milliseconds), so a heuristic filter never loads them.
 """
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from pflow_structure.filtering import llm
 from pflow_structure.filtering.choice import Choice, Request
 from pflow_structure.filtering.choose import complete_lists, picked
-from pflow_structure.filtering.decisions import DecisionCache, decision_key
 from pflow_structure.filtering.tree import FieldTree
 
 if TYPE_CHECKING:
@@ -49,6 +49,9 @@ def ask(
 ) -> tuple[list[str] | None, bool, str]:
     """(the paths the model keeps, whether they came from the decision cache, why there are none);
     ``want`` goes into the prompt and the key."""
+    from pflow_structure.filtering import llm
+    from pflow_structure.filtering.decisions import DecisionCache, decision_key
+
     model = llm.resolve_model(options.model or llm.DEFAULT_MODEL)
     fields = list(tree.field_paths)
     cache: DecisionStore | None = options.decision_store
@@ -86,6 +89,8 @@ def llm_status(options: FilterOptions, *, litellm_installed: bool | None = None)
     API base) is set and litellm is installed. Called only when a structure is over the threshold,
     so commands that never filter (read-fields) do not pay for it."""
     import importlib.util
+
+    from pflow_structure.filtering import llm
 
     key = llm.provider_key_env(options.model or llm.DEFAULT_MODEL)
     if options.api_base is None and (key is None or key not in options.keys_set):

@@ -36,7 +36,6 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
 from functools import cached_property, lru_cache
 from typing import TYPE_CHECKING, Any, NamedTuple
 
@@ -217,7 +216,6 @@ def record_body(indices: Sequence[int], nodes: Sequence[PathNode], records: int)
     return best[0] if best[1] * 2 >= total and best[1] >= 2 else -1
 
 
-@dataclass(frozen=True, eq=False)
 class FieldTree:
     """A structure's paths as a tree, built once per filter call and handed from step to step
     (:mod:`pflow_structure.filtering.pipeline`): the entries, the inference's signals, every
@@ -233,7 +231,21 @@ class FieldTree:
     signals: Mapping[str, FieldSignals]
     nodes: tuple[PathNode, ...]
     fields: tuple[int, ...]  # the indices of the nodes that count as fields (see :func:`fields_of`)
-    _costs: dict[int, float] = field(default_factory=dict, repr=False)  # line costs, filled on first use
+
+    def __init__(
+        self,
+        structure: Mapping[str, Mapping[str, Any]],
+        signals: Mapping[str, FieldSignals],
+        nodes: tuple[PathNode, ...],
+        fields: tuple[int, ...],
+    ) -> None:
+        # Not a dataclass: importing dataclasses (inspect, ast) would cost a cold run milliseconds.
+        for name, value in (("structure", structure), ("signals", signals), ("nodes", nodes), ("fields", fields)):
+            object.__setattr__(self, name, value)
+        object.__setattr__(self, "_costs", {})  # line costs by node index, filled on first use
+
+    def __setattr__(self, name: str, value: object) -> None:
+        raise AttributeError(f"a FieldTree does not change: build another for {name!r}")
 
     @classmethod
     def build(
@@ -261,13 +273,14 @@ class FieldTree:
     def line_cost(self, index: int) -> float:
         """Estimated o200k tokens of the node's tree line: 2.2 + characters / 3.2 (fitted by least
         squares on the tree lines of the 28 corpus files, 20,615 tokens, mean error 1.3 tokens a line)."""
-        cost = self._costs.get(index)
+        costs: dict[int, float] = self.__dict__["_costs"]
+        cost = costs.get(index)
         if cost is None:
             from pflow_structure.render.structure_text import describe_entry
 
             node = self.nodes[index]
             own = len(node.path) - (len(self.nodes[node.parent].path) if node.parent >= 0 else 0)
-            cost = self._costs[index] = 2.2 + (own + len(describe_entry(self.entry(index), short=True))) / 3.2
+            cost = costs[index] = 2.2 + (own + len(describe_entry(self.entry(index), short=True))) / 3.2
         return cost
 
     def view_cost(self) -> float:
