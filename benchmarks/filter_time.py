@@ -7,7 +7,8 @@ Each round runs one process per checkout, the other checkout first, then this on
 the structure of a corpus file (by default the slowest to filter, the Slack history) and times
 ``filter_structure`` with the default options (the heuristic: no LLM key is read here), without and
 with ``want``, as the median of ``--runs`` calls. Printed: each round's medians, then the median over
-the rounds of each and the ratio this checkout / the other. Numbers are only comparable within a run.
+the rounds of each and the ratio this checkout / the other, in wall time and in the process's CPU time
+(``cpu``: the number least moved by other work on a shared machine). Numbers are only comparable within a run.
 """
 
 from __future__ import annotations
@@ -39,14 +40,16 @@ def measure(root: str, name: str, runs: int) -> dict[str, float]:
     inferred = infer_structure(encode_value({"result": json.loads((CORPUS / name).read_text("utf-8"))}).value)
     out = {}
     for label, want in (("heuristic", None), ("want", WANT)):
-        times = []
+        times, cpu = [], []
         for _ in range(runs):
-            started = time.perf_counter()
+            started, started_cpu = time.perf_counter(), time.process_time()
             filter_structure(
                 inferred.structure, inferred.field_count, "n", FilterOptions(), signals=inferred.signals, want=want
             )
             times.append(time.perf_counter() - started)
+            cpu.append(time.process_time() - started_cpu)
         out[label] = statistics.median(times) * 1000
+        out[label + " cpu"] = statistics.median(cpu) * 1000  # this process's CPU time: less moved by others' work
     return out
 
 
@@ -69,7 +72,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             found = json.loads(subprocess.run(command, capture_output=True, text=True, check=True).stdout)
             rows[label].append(found)
             print(f"round {round_number + 1} {label}: " + ", ".join(f"{k} {v:.2f} ms" for k, v in found.items()))
-    for mode in ("heuristic", "want"):
+    for mode in ("heuristic", "want", "heuristic cpu", "want cpu"):
         before = statistics.median(row[mode] for row in rows["before"])
         after = statistics.median(row[mode] for row in rows["after"])
         print(f"{args.file}, {mode}: before {before:.2f} ms, after {after:.2f} ms, after/before {after / before:.2f}x")
