@@ -1,5 +1,7 @@
 """wordllama's one home: the fields whose names read closest to the agent's words, by embedding.
 
+The pipeline's step after the LLM's (:func:`step`): with ``want``, when configured.
+
 Opt-in (``PFLOW_STRUCTURE_WANT_MODEL=wordllama`` and ``pip install 'pflow-structure[want]'``): on the
 labelled questions it lists 9 more of 524 than the name matching alone (benchmarks/want_eval.py
 --candidates), for a 19 MB wheel and a model load of a few seconds per process. Its weights ship
@@ -8,9 +10,13 @@ inside its wheel: nothing is downloaded. Names only, never values.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from functools import lru_cache
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from pflow_structure.filtering.choice import Choice, Request
+    from pflow_structure.filtering.tree import FieldTree, StructureOrTree
 
 BEST = 5  # the view gets this many of the closest fields
 
@@ -39,15 +45,32 @@ def field_text(keys: Sequence[str]) -> str:
     return " ".join(word for key in keys[-2:] for word in words(key))
 
 
-def closest_fields(structure: Mapping[str, Mapping[str, Any]], want: str, best: int = BEST) -> list[str]:
-    """The ``best`` fields whose names read closest to ``want``. Raises :class:`EmbeddingUnavailable`."""
-    from pflow_structure.filtering.tree import field_indices, path_nodes
+def closest_fields(structure: StructureOrTree, want: str, best: int = BEST) -> list[str]:
+    """The ``best`` fields whose names read closest to ``want`` (``structure``: a mapping or its
+    :class:`~pflow_structure.filtering.tree.FieldTree`). Raises :class:`EmbeddingUnavailable`."""
+    from pflow_structure.filtering.tree import tree_of
 
-    nodes = path_nodes(structure)
-    fields = [nodes[index] for index in field_indices(structure, nodes)]
+    tree = tree_of(structure)
+    fields = [tree.nodes[index] for index in tree.fields]
     if not fields:
         return []
     texts = [field_text(node.keys) or node.path for node in fields]
     ranked = _model().rank(want, texts, sort=False)
     order = sorted(range(len(fields)), key=lambda i: (-float(ranked[i][1]), i))
     return [fields[i].path for i in order[:best]]
+
+
+def step(tree: FieldTree, choice: Choice, request: Request) -> Choice:
+    """With ``want`` and ``want_model``: the closest fields, added to the models' choice (``advice``)
+    that the want step lists beside the words' matches; a warning when the model cannot load."""
+    options = request.options
+    if not request.want or options is None or not options.want_model:
+        return choice
+    from pflow_structure.filtering.choose import picked
+
+    try:
+        closest = closest_fields(tree, request.want)
+    except EmbeddingUnavailable as exc:
+        problem = f"want model {options.want_model}: {exc}; matched the words by name only."
+        return choice._replace(warnings=(*choice.warnings, problem))
+    return choice._replace(advice=(*choice.advice, *picked(tree, closest)))

@@ -15,12 +15,12 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from functools import lru_cache
 from typing import Any, NamedTuple
 
 from pflow_structure.filtering import vocabulary
-from pflow_structure.filtering.tree import PathNode, kinds_of
+from pflow_structure.filtering.tree import PathNode, Places, kinds_of
 from pflow_structure.structure.field_stats import DISTINCT_CAP, FieldSignals
 
 Features = dict[str, float]
@@ -29,7 +29,6 @@ _SIZED_VARIANT = re.compile(r"(?:image|thumb|icon|avatar)_\d+(?:_\w+)?\Z")
 _URL_SUFFIXES = ("url", "uri", "href", "link", "links")
 _COUNT_SUFFIXES = ("_count", "_total", "count", "total", "_size", "_number")
 _FLAG_PREFIXES = ("is_", "has_", "can_", "allow_", "enable_", "show_")
-NAMED = 6.0  # a vocabulary score from here on names the object (title, name, text, ...)
 MANY = 4  # statistics over fewer values say nothing
 
 
@@ -136,59 +135,6 @@ def _signal_features(signals: FieldSignals | None, kinds: frozenset[str], out: F
         out["prefix"] = 1.0
     if signals.str_min == signals.str_max and signals.str_min >= 8:
         out["fixed_length"] = 1.0
-
-
-class Places:
-    """Where fields stand, worked out once per structure: the main list of records (the deepest
-    list holding at least half of the fields), the dict each record keeps its fields in, the
-    object around the records, siblings per object, and which objects have a name field."""
-
-    def __init__(self, nodes: Sequence[PathNode], indices: Sequence[int]) -> None:
-        self.nodes = nodes
-        inside: dict[int, int] = {}
-        siblings: dict[int, list[int]] = {}
-        named: set[int] = set()
-        for index in indices:
-            node = nodes[index]
-            siblings.setdefault(node.parent, []).append(index)
-            if node.keys and vocabulary.BUSINESS.get(node.keys[-1], 0) >= NAMED:
-                named.add(node.parent)
-            owner = node.list_owner
-            while owner >= 0:
-                inside[owner] = inside.get(owner, 0) + 1
-                owner = nodes[owner].list_owner
-        half = len(indices) / 2
-        self.records = max(
-            (owner for owner, count in inside.items() if count >= half),
-            key=lambda owner: len(nodes[owner].keys) + nodes[owner].path.count("["),
-            default=-1,
-        )
-        self.body = record_body(indices, nodes, self.records) if self.records >= 0 else -1
-        self.envelope = nodes[self.records].parent if self.records >= 0 else -2
-        self.position = {index: (rank, len(group)) for group in siblings.values() for rank, index in enumerate(group)}
-        self.named = named
-
-    def inside_records(self, index: int) -> bool:
-        step = self.nodes[index].parent
-        while step >= 0:
-            if step == self.records:
-                return True
-            step = self.nodes[step].parent
-        return False
-
-
-def record_body(indices: Sequence[int], nodes: Sequence[PathNode], records: int) -> int:
-    """The dict inside each record that holds at least half of the record's fields, or -1."""
-    per_parent: dict[int, int] = {}
-    total = 0
-    for index in indices:
-        if nodes[index].list_owner == records:
-            total += 1
-            parent = nodes[index].parent
-            if parent != records:
-                per_parent[parent] = per_parent.get(parent, 0) + 1
-    best = max(per_parent.items(), key=lambda item: item[1], default=(-1, 0))
-    return best[0] if best[1] * 2 >= total and best[1] >= 2 else -1
 
 
 def _place_features(index: int, node: PathNode, places: Places, out: Features) -> None:

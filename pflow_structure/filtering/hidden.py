@@ -1,4 +1,7 @@
-"""What the filter hid, by name: nothing disappears without a trace.
+"""Last step, hidden keys: the view's lines, and what the filter hid, by name: nothing disappears without a trace.
+
+:func:`step` adds the containers above each kept field to the view (``Choice.shown``) and names
+what is not shown (``Choice.hidden``, :func:`hidden_keys`) in the tokens the shown lines leave.
 
 A filtered structure lists the fields worth showing; this says, for every object that is
 shown, the names of its keys that are not, and for every hidden container directly inside a
@@ -19,10 +22,14 @@ when a line would be too long (generous for the top two levels, short below).
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pflow_structure.errors import PathSyntaxError
 from pflow_structure.paths import format_path, parse_path
+
+if TYPE_CHECKING:
+    from pflow_structure.filtering.choice import Choice, Request
+    from pflow_structure.filtering.tree import FieldTree
 
 # At most this many characters of names per entry: generous near the top, short below.
 TOP_NAMES_CHARS = 1000
@@ -36,6 +43,21 @@ NEAR_SCORE = 0.0  # inside a hidden container, a field is named when it scored a
 NEAR_NAMES = 4  # and at most this many of them per object inside a hidden container
 FIRST_LEVEL_BONUS = 2.0  # first-level objects' names come before deeper ones of the same score
 FLOOR_NAMES = 3  # names an entry keeps beyond the room when its object holds a field worth showing
+
+
+def step(tree: FieldTree, choice: Choice, request: Request) -> Choice:
+    """The kept fields with the containers above them (``shown``), and the names of the rest (``hidden``)
+    within what ``request.tuning.view`` leaves after the shown lines."""
+    chosen: set[int] = set()
+    for index in choice.kept:
+        while index >= 0 and index not in chosen:
+            chosen.add(index)
+            index = tree.nodes[index].parent
+    nodes = tree.nodes
+    shown = {node.path: dict(tree.structure[node.path]) for position, node in enumerate(nodes) if position in chosen}
+    room = request.tuning.view - sum(tree.line_cost(index) for index in chosen)
+    pairs = [(node.path, node.parent) for node in tree.nodes]
+    return choice._replace(shown=shown, hidden=hidden_keys(tree.structure, pairs, chosen, choice.scores, room))
 
 
 def split_last(path: str) -> tuple[str, str] | None:

@@ -1,13 +1,14 @@
-"""How to filter: the modes, the defaults and :class:`FilterOptions` (built by the adapter).
+"""How to filter and what it did: the modes, the defaults, :class:`FilterOptions` (built by the
+adapter) and :class:`FilterOutcome` (what ``filter_structure`` returns).
 
-Apart from the logic so that :mod:`~pflow_structure.filtering.heuristic` and the package both
-import them from here, without importing each other.
+Apart from the logic so that the steps (:mod:`~pflow_structure.filtering.pipeline`) and the
+package both import them from here, without importing each other.
 """
 
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 if TYPE_CHECKING:
     from pflow_structure.filtering.decisions import DecisionStore
@@ -33,3 +34,17 @@ class FilterOptions(NamedTuple):
     decision_store: DecisionStore | None = None  # wins over decisions_dir (Redis, shared by instances)
     whole_view: int = WHOLE_VIEW_TOKENS  # estimated tokens a structure's lines may take to be shown whole; 0: any
     want_model: str = ""  # "wordllama": embeddings add to want's name matching (filtering/embedding.py); "": off
+
+
+class FilterOutcome(NamedTuple):
+    """The structure to show and what the filter did."""
+
+    structure: dict[str, dict[str, Any]]
+    filtered: bool
+    method: str | None  # "heuristic", "llm", "want" or None
+    kept_fields: int
+    hidden_fields: int
+    warnings: list[str]
+    from_cache: bool = False
+    hidden: dict[str, dict[str, Any]] | None = None  # names of what is hidden (filtering/hidden.py)
+    wanted: list[str] | None = None  # with ``want``: the fields matching its words, best first

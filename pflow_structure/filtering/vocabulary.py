@@ -2,7 +2,7 @@
 
 A vocabulary can only cover the APIs it was written from; the statistics in
 :mod:`pflow_structure.filtering.signals` carry the filter to the others. Names are compared after
-:func:`~pflow_structure.filtering.heuristic.normalise` (``createdAt`` → ``created_at``).
+:func:`~pflow_structure.filtering.tree.normalise` (``createdAt`` → ``created_at``).
 """
 
 from __future__ import annotations

@@ -20,11 +20,16 @@ import math
 import re
 from collections.abc import Mapping, Sequence
 from functools import lru_cache
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pflow_structure.filtering import vocabulary
-from pflow_structure.filtering.tree import field_indices, path_nodes
-from pflow_structure.structure.field_stats import FieldSignals
+from pflow_structure.filtering.choice import START, Choice, Request, field_choice
+from pflow_structure.filtering.choose import complete_lists, picked
+from pflow_structure.filtering.tree import FieldTree, StructureOrTree, tree_of
+
+if TYPE_CHECKING:
+    from pflow_structure.filtering.choice import FieldChoice
+    from pflow_structure.structure.field_stats import FieldSignals
 
 _ACRONYM_PLURAL = re.compile(r"([A-Z]{2,})s(?=\b|_|\d|[A-Z])")  # ``PRs``, ``userIDs``: the s is the plural
 _WORD = re.compile(r"[A-Z]+(?=[A-Z][a-z]|\b|_|\d)|[A-Z]?[a-z]+|[A-Z]+|\d+")
@@ -226,18 +231,18 @@ def _weights(matches: Mapping[str, Mapping[str, float]], fields: int) -> dict[st
     return weights
 
 
-def want_scores(structure: Mapping[str, Mapping[str, Any]], want: str) -> dict[str, float]:
+def want_scores(structure: StructureOrTree, want: str) -> dict[str, float]:
     """The weighted score of every field of ``structure`` for ``want``, by path."""
     return _scored(structure, want)[0]
 
 
 def _scored(
-    structure: Mapping[str, Mapping[str, Any]], want: str
+    structure: StructureOrTree, want: str
 ) -> tuple[dict[str, float], dict[str, dict[str, float]], dict[str, float]]:
     """(score by path, match by term and path, weight by term)."""
-    nodes = path_nodes(structure)
-    fields = [nodes[index] for index in field_indices(structure, nodes)]
-    hinted = {node.path: _hint_stems(structure[node.path].get("hint")) for node in fields}
+    tree = tree_of(structure)
+    fields = [tree.nodes[index] for index in tree.fields]
+    hinted = {node.path: _hint_stems(tree.structure[node.path].get("hint")) for node in fields}
     matches = {
         term: {node.path: max(term_matches(term, node.keys), _hint_match(term, hinted[node.path])) for node in fields}
         for term in want_terms(want)
@@ -261,13 +266,12 @@ def _hint_match(term: str, stems: Sequence[str]) -> float:
     return min(_best(term, stems), MEANING) if stems else 0.0
 
 
-def wanted_fields(
-    structure: Mapping[str, Mapping[str, Any]], want: str, usual: Mapping[str, float] | None = None
-) -> list[str]:
+def wanted_fields(structure: StructureOrTree, want: str, usual: Mapping[str, float] | None = None) -> list[str]:
     """The fields that match ``want``, at most :data:`MAX_WANTED`: first the best few of each word
     (so that every part of a question is answered), then the best over all; ties go to the usual
     score, then to the order listed."""
-    scores, matches, weights = _scored(structure, want)
+    tree = tree_of(structure)
+    scores, matches, weights = _scored(tree, want)
     usual = usual or {}
     order = {path: position for position, path in enumerate(scores)}
 
@@ -285,17 +289,18 @@ def wanted_fields(
     for path in rest:
         chosen[path] = None
     best = list(chosen)[:MAX_WANTED]
-    return best + [path for path in named_objects(structure, tuple(matches)) if path not in best]
+    return best + [path for path in named_objects(tree, tuple(matches)) if path not in best]
 
 
-def named_objects(structure: Mapping[str, Mapping[str, Any]], terms: Sequence[str]) -> list[str]:
+def named_objects(structure: StructureOrTree, terms: Sequence[str]) -> list[str]:
     """The fields of each small object (at most :data:`SMALL` fields) whose own key one of ``terms``
     names (the same stem, one the start of the other, or one meaning: "how much" names ``price``):
     "which ports" asks for all of ``Ports[0]``, its type and address too, not only the ``PrivatePort``
     that says port."""
-    nodes = path_nodes(structure)
+    tree = tree_of(structure)
+    nodes = tree.nodes
     under: dict[int, list[str]] = {}
-    for index in field_indices(structure, nodes):
+    for index in tree.fields:
         above = nodes[index].parent
         while above >= 0 and nodes[above].parent >= 0:  # the top object is never small enough to matter
             under.setdefault(above, []).append(nodes[index].path)
@@ -318,17 +323,17 @@ def _each_kind_first(ranked: Sequence[str], match: Mapping[str, float]) -> list[
     return list(dict.fromkeys([*kinds.values(), *ranked]))
 
 
-def record_handles(structure: Mapping[str, Mapping[str, Any]], paths: Sequence[str]) -> list[str]:
+def record_handles(structure: StructureOrTree, paths: Sequence[str]) -> list[str]:
     """The handle (``key``, ``number``, ``iid`` or ``id``, in that order) of each record that holds one of
     ``paths``: "which issues are open" needs to say which, and a status alone does not."""
-    nodes = path_nodes(structure)
-    index_of = {node.path: index for index, node in enumerate(nodes)}
+    tree = tree_of(structure)
+    nodes, index_of = tree.nodes, tree.index_of
     handles: dict[int, tuple[int, str]] = {}  # record (list index, -1: the top object) -> (rank, path)
-    for index in field_indices(structure, nodes):
+    for index in tree.fields:
         node = nodes[index]
         rank = HANDLES.index(node.keys[-1]) if node.keys and node.keys[-1] in HANDLES else -1
         top = node.list_owner < 0 and node.parent >= 0 and nodes[node.parent].parent < 0
-        plain = "dict" not in str(structure[node.path].get("type"))
+        plain = "dict" not in str(tree.entry(index).get("type"))
         better = node.list_owner not in handles or rank < handles[node.list_owner][0]
         if rank >= 0 and (node.parent == node.list_owner or top) and plain and better:
             handles[node.list_owner] = (rank, node.path)
@@ -337,22 +342,37 @@ def record_handles(structure: Mapping[str, Mapping[str, Any]], paths: Sequence[s
     return list(dict.fromkeys(path for path in found if path not in paths))
 
 
+def step(tree: FieldTree, choice: Choice, request: Request) -> Choice:
+    """With ``request.want``: the fields matching the words (:func:`wanted_fields`), the handles of
+    their records (:func:`record_handles`), the models' choice (``choice.advice``: the LLM's, the
+    embedding's) and ``request.extra`` listed first, then the choose step's view, whole (a smaller
+    one lost 4 points of questions listed, see docs/want.md)."""
+    if not request.want:
+        return choice
+    advice = set(choice.advice)
+    extra = [*(tree.nodes[index].path for index in tree.fields if index in advice), *request.extra]
+    wanted = wanted_fields(tree, request.want, {tree.nodes[index].path: choice.scores[index] for index in tree.fields})
+    keep = {*wanted, *record_handles(tree, wanted), *extra, *(tree.nodes[index].path for index in choice.kept)}
+    kept = complete_lists(tree, picked(tree, keep), choice.ranked)
+    method = "llm" if choice.method == "llm" else "want"
+    return choice._replace(kept=kept, wanted=tuple(wanted), method=method)
+
+
 def choose_wanted(
-    structure: Mapping[str, Mapping[str, Any]],
+    structure: StructureOrTree,
     want: str,
     *,
     signals: Mapping[str, FieldSignals] | None = None,
     extra: Sequence[str] = (),
     target: int = 40,
-) -> tuple[Any, list[str]]:
-    """The view for ``want``: ``(FieldChoice, the matching fields best first)``. The matching fields, the
-    handles of their records (:func:`record_handles`) and ``extra`` (an LLM's choice) come first; then
-    the usual view, whole (a smaller one lost 4 points of questions listed, see docs/want.md); the rest
-    is named in ``hidden``."""
-    from pflow_structure.filtering.heuristic import choose_fields
+) -> tuple[FieldChoice, list[str]]:
+    """The view for ``want``: ``(FieldChoice, the matching fields best first)``: the pipeline's steps
+    but the LLM's (see :func:`step`); ``extra``: fields to list beside the matches (an LLM's choice)."""
+    from pflow_structure.filtering import choose, hidden, score
 
-    usual = choose_fields(structure, target=target, signals=signals)
-    wanted = wanted_fields(structure, want, usual.scores)
-    keep = list(dict.fromkeys([*wanted, *record_handles(structure, wanted), *extra]))
-    keep += [path for path in usual.kept_fields if path not in keep]
-    return choose_fields(structure, target=len(keep), keep=keep, signals=signals), wanted
+    tree = tree_of(structure, signals)
+    request = Request(target=target, want=want, extra=tuple(extra))
+    choice = START
+    for each in (score.step, choose.step, step, hidden.step):  # pipeline.STEPS without ask_llm
+        choice = each(tree, choice, request)
+    return field_choice(tree, choice), list(choice.wanted or ())
