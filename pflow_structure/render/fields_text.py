@@ -36,13 +36,16 @@ def render_fields_text(
     ``render`` (a compact format, ``read-fields --format``) writes each list or dict value on
     the lines below its ``path:`` line, indented two spaces so that none can pass for another
     path's line, instead of as JSON on it. A value holding bytes keeps the JSON line, whose
-    ``<N bytes, base64: ...>`` marker tells bytes from text. ``offset_hint`` names the option
-    that pages on (``--offset`` on the command line, ``offset`` for an MCP tool).
+    ``<N bytes, base64: ...>`` marker tells bytes from text. An object that repeats is stated once and
+    referred to as ``"=PATH"`` after (:mod:`pflow_structure.render.shared`, one legend line on top).
+    ``offset_hint`` names the option that pages on (``--offset`` on the command line, ``offset``
+    for an MCP tool).
     """
     errors = errors or {}
     totals = totals or {}
     missing = missing or {}
     lines: list[str] = []
+    shared = 0
     columns = _column_groups(values, errors, totals) if render is not None else {}
     for path, value in values.items():
         group = columns.get(path)
@@ -55,6 +58,11 @@ def render_fields_text(
             reason = errors[path].replace("\n", "\n  # ")
             lines.append(f"{path}: null  # {reason}")
             continue
+        if isinstance(value, (list, dict)):  # an object that repeats is stated once, then referred to
+            from pflow_structure.render.shared import share_repeats
+
+            value, references = share_repeats(value, path, first_index=offset if path in totals else 0)
+            shared += references
         note = ""
         if isinstance(value, list) and path in totals:
             shown = value
@@ -81,6 +89,10 @@ def render_fields_text(
         else:
             text = _json(value)
         lines.append(f"{path}: {text}{note}")
+    if shared:
+        from pflow_structure.render.shared import LEGEND
+
+        lines.insert(0, LEGEND)
     return "\n".join(lines)
 
 
