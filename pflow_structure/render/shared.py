@@ -13,7 +13,8 @@ from data), so every ``"=..."`` string of a shared value is a reference. The tex
 shared value says so in one line (:data:`LEGEND`); a JSON answer (``--format json``) never holds
 references.
 
->>> alerts = [{"n": 1, "rule": {"id": "js/xss", "help": "x" * 80}}, {"n": 2, "rule": {"id": "js/xss", "help": "x" * 80}}]
+>>> rule = {"id": "js/xss", "help": "x" * 80}
+>>> alerts = [{"n": 1, "rule": rule}, {"n": 2, "rule": dict(rule)}]
 >>> shared, count = share_repeats(alerts, "result")
 >>> shared[1], count
 ({'n': 2, 'rule': '=result[0].rule'}, 1)

@@ -36,6 +36,7 @@ import anyio
 from pflow_structure.errors import ParameterError
 from pflow_structure.mcp.proxy.downstream import DEFAULT_START_TIMEOUT, Downstream, DownstreamError, Session
 from pflow_structure.mcp.proxy.remote import Upstream
+from pflow_structure.mcp.proxy.repeats import Repeats
 from pflow_structure.mcp.proxy.selection import take_fields, with_fields_argument
 from pflow_structure.mcp.proxy.shaping import DEFAULT_BUDGET, pop_want, tool_schemas, with_want
 from pflow_structure.mcp.tools import (
@@ -93,6 +94,7 @@ class Proxy:
         self.edit_tool = EDIT_TOOL
         self.schemas: dict[str, Any] = {}  # input schema by tool name, for arguments that hold references
         self.shaped: list[str] = []  # kinds of the answers given, for tests and benchmarks
+        self.repeats = Repeats()  # the last result of each call this session (ids and digests)
         self.to_client: Any = None
         self.initialized = False
         self._read_tool_known = False
@@ -407,9 +409,8 @@ class Proxy:
             return Shaped(selected, "fields", 0, 0)
         # Shown inline up to the inline threshold, and never past the answer budget.
         inline = min(self.budget, self.settings.answer_budget)
-        shaped = shape_and_store(
-            tool, arguments, result, settings=self.settings, budget=inline, read_tool=self.read_tool, want=want
-        )
+        options = {"settings": self.settings, "budget": inline, "read_tool": self.read_tool, "want": want}
+        shaped = self.repeats.answer(shape_and_store, tool, arguments, result, **options)  # a repeat said once
         cached = shaped.kind == "cached"
         record_result(self.settings, f"mcp:{tool}", cached=cached, raw=shaped.tokens_in, answered=shaped.tokens_out)
         return shaped
