@@ -472,11 +472,24 @@ def test_read_fields_syntax_error_keeps_every_line_a_comment() -> None:
     )
 
 
-def test_read_fields_wildcard_shows_20_items_and_a_paging_note() -> None:
+def test_read_fields_wildcard_answers_every_item_that_fits_the_budget() -> None:
     execution_id = run_issues()
     outcome = invoke("read-fields", execution_id, "result[*].number")
-    shown = ", ".join(str(n) for n in ISSUE_NUMBERS[:20])
-    assert outcome.stdout == f"result[*].number: [{shown}, ...]  # items 0-19 of 100; --offset 20 for more\n"
+    shown = ", ".join(str(n) for n in ISSUE_NUMBERS)
+    assert outcome.stdout == f"result[*].number: [{shown}]\n"
+
+
+def test_read_fields_wildcard_past_the_budget_pages_with_the_next_command() -> None:
+    execution_id = run_issues()
+    outcome = invoke("read-fields", execution_id, "result[*].title", "--max-tokens", "300")
+    first, read_on = outcome.stdout.splitlines()
+    count = len(json.loads(first.removeprefix("result[*].title: ").split("  # ")[0]))
+    assert first.endswith(f"]  # items 0-{count - 1} of 100; --offset {count} for more")
+    assert 10 < count < 100
+    assert read_on == (
+        f"# result[*].title: items 0-{count - 1} of 100; read on: pflow-structure read-fields {execution_id} "
+        f"'result[*].title' --offset {count}"
+    )
 
 
 def test_read_fields_limit_and_offset_page_a_wildcard() -> None:
@@ -486,7 +499,7 @@ def test_read_fields_limit_and_offset_page_a_wildcard() -> None:
     assert outcome.stdout == f"result[*].number: [{shown}]  # items 2-4 of 100; --offset 5 for more\n"
 
 
-def test_read_fields_explicit_limit_above_20_is_shown_in_full() -> None:
+def test_read_fields_explicit_limit_is_shown_in_full() -> None:
     execution_id = run_issues()
     outcome = invoke("read-fields", execution_id, "result[*].number", "--limit", "25")
     shown = ", ".join(str(n) for n in ISSUE_NUMBERS[:25])

@@ -33,7 +33,7 @@ MARKER = re.compile(r"<!-- docs-test: runs offline(?:, exit (\d+))? -->")
 PLACEHOLDER_ID = re.compile(r"(?<![\w-])(?:EXECUTION_ID|EXEC_ID|NEW_ID|ID|exec-\d+-[0-9a-f]{8})(?![\w-])")
 PRINTED_ID = re.compile(r"exec-\d+-[0-9a-f]{8}")
 OPERATORS = frozenset("();<>|&")
-_READ_OPTIONS = "--char-offset, --format, --help, --json, --limit, --max-tokens, --offset, -h"
+_READ_OPTIONS = "--char-offset, --format, --help, --json, --limit, --max-tokens, --names, --offset, -h"
 
 
 @dataclass

@@ -26,7 +26,7 @@ from typing import Any, NamedTuple
 import pytest
 
 from tests.conftest import REPO
-from tests.structure_text import TREE_HEADER
+from tests.structure_text import TREE_HEADER, cached_id
 from tests.test_mcp_proxy import PROXY, npm_server
 from tests.test_mcp_proxy_remote import TOKEN, everything, free_port, wait_for_port
 
@@ -258,6 +258,39 @@ def test_the_proxys_read_fields_answer_carries_only_fields_mcp_defines(folder: P
     answers = {message["id"]: message for message in out}
     assert answers[1]["result"]["serverInfo"] == {"name": "secure-filesystem-server", "version": "0.2.0"}
     assert sorted(answers[2]["result"]) == ["content", "isError"]
+
+
+# -- the gateway: three npm servers behind one connection (issue 39) -------------------------------
+
+
+def test_a_gateway_over_three_npm_servers_lists_searches_and_passes_a_value_between_servers(tmp_path: Path) -> None:
+    """One tools/list with namespaced names and a server that did not start in its tools' place;
+    search_tools ranks the filesystem's read tool first; a title read by reference from a
+    filesystem result goes into a memory-server call."""
+    records = [{"id": index, "title": f"Record {index}: a title", "body": "x" * 40} for index in range(60)]
+    (tmp_path / "records.json").write_text(json.dumps(records), encoding="utf-8")
+    servers = {
+        "files": {"command": npm_server("mcp-server-filesystem"), "args": [str(tmp_path)]},
+        "memory": {"command": npm_server("mcp-server-memory"), "env": {"MEMORY_FILE_PATH": str(tmp_path / "m.jsonl")}},
+        "everything": {"command": npm_server("mcp-server-everything")},
+        "broken": {"command": str(tmp_path / "no-such-server")},
+    }
+    config = tmp_path / "client.json"
+    config.write_text(json.dumps({"mcpServers": servers}), encoding="utf-8")
+    gateway = [*PROXY, "--config", str(config)]
+    listed = inspect(gateway, "--method", "tools/list")
+    names = [tool["name"] for tool in listed.answer["tools"]]
+    assert listed.code == 0 and names[-4:] == ["read_fields", "edit_fields", "describe_tools", "search_tools"]
+    assert {name.split(".")[0] for name in names[:-4]} == {"files", "memory", "everything", "broken"}
+    assert {"files.read_text_file", "memory.create_entities", "everything.echo", "broken.not_started"} < set(names)
+    [broken] = [tool for tool in listed.answer["tools"] if tool["name"] == "broken.not_started"]
+    assert f"could not start the downstream MCP server `{tmp_path / 'no-such-server'}`" in broken["description"]
+    found = call(gateway, "search_tools", query="read a file")
+    assert found["structuredContent"]["tools"][0]["name"] == "files.read_text_file"
+    read = call(gateway, "files.read_text_file", path=str(tmp_path / "records.json"))
+    entity = {"name": f"${{{cached_id(read)}:result[7].title}}", "entityType": "record", "observations": ["read"]}
+    created = call(gateway, "memory.create_entities", entities=[entity])
+    assert created["structuredContent"]["entities"][0]["name"] == "Record 7: a title"
 
 
 # -- the proxy: server-everything over streamable HTTP ----------------------------------------------

@@ -18,7 +18,8 @@ from pflow_structure.cache.index import INDEX_SUFFIX, UNREAD
 from pflow_structure.cache.store import ExecutionCache
 from pflow_structure.encoding import encode_value, jsonio
 from pflow_structure.paths import WILDCARD, format_path, parse_path
-from pflow_structure.service import read_fields_detailed
+from pflow_structure.service import read_fields_detailed, store_outputs
+from pflow_structure.service.answers import readout_text
 from pflow_structure.structure import infer_structure
 from tests.conftest import corpus_files, examples
 
@@ -93,10 +94,69 @@ def test_reads_through_the_index_equal_a_whole_parse_on_generated_data(deep_inde
     paths = [*_paths(outputs), "json text.inner[1]", '["odd keys"]["a\\"b"]', "result[-30].number", "result[30]"]
     assert _read(cache, execution_id, paths) == _read_without_index(cache, execution_id, paths)
     for offset, limit in ((0, 5), (28, 5), (40, 3)):
-        page = ["result[*].title", "result[*].milestone.title"]
+        page = ["result[*].title", "result[*].number"]
         assert _read(cache, execution_id, page, offset=offset, limit=limit) == _read_without_index(
             cache, execution_id, page, offset=offset, limit=limit
         )
+
+
+def test_a_page_of_a_field_of_every_item_parses_only_the_page(
+    deep_index: None, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(index_module, "PAGE_ONLY_BYTES", 0)  # as if the list were large
+    cache = ExecutionCache(Path(os.environ["PFLOW_STRUCTURE_CACHE_DIR"]))
+    execution_id = _store(cache, {"result": _issues(50)})
+    items = cache.get_fields(execution_id, ["result[*].number"], page=(10, 5)).outputs["result"]
+    assert [index for index, item in enumerate(items) if item is not UNREAD] == [10, 11, 12, 13, 14]
+
+
+def test_a_page_of_a_path_some_items_lack_counts_them_on_the_page(
+    deep_index: None, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Only the page's items of a large list are read, so the items that lack the path are counted among them."""
+    monkeypatch.setattr(index_module, "PAGE_ONLY_BYTES", 0)  # as if the list were large
+    cache = ExecutionCache(Path(os.environ["PFLOW_STRUCTURE_CACHE_DIR"]))
+    issues = _issues(30)
+    for number in (28, 29):
+        issues[number]["milestone"] = {"title": f"v{number}"} if number == 29 else None
+    execution_id = _store(cache, {"result": issues})
+    path = "result[*].milestone.title"
+    readout = read_fields_detailed(execution_id, [path], cache=cache, offset=27, limit=5)
+    assert (readout.values, readout.totals, readout.missing, readout.page_counts) == (
+        {path: [None, None, "v29"]},
+        {path: 30},
+        {path: 2},
+        {path: 3},
+    )
+    text, _ = readout_text(readout, offset=27)
+    assert text == f'{path}: [null, null, "v29"]  # items 27-29 of 30; 2 of these 3 items lack this path (null)'
+
+
+def test_a_page_counts_the_lacking_items_of_the_whole_list_from_the_structure_of_the_run(
+    deep_index: None, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(index_module, "PAGE_ONLY_BYTES", 0)  # as if the list were large
+    issues = _issues(30)
+    for number in range(0, 30, 3):
+        issues[number].pop("locked")
+    execution_id = store_outputs("read-json", {}, issues)["execution_id"]
+    paths = ["result[*].locked", "result[*].user.login", "result[*].milestone.title"]
+    readout = read_fields_detailed(execution_id, paths, offset=2, limit=4)
+    assert readout.values["result[*].locked"] == [issues[2]["locked"], None, False, False]
+    # locked: 10 of 30 (the structure says present 20 of 30); login: none; a milestone may be null: the page
+    assert (readout.missing, readout.page_counts) == (
+        {"result[*].locked": 10, "result[*].milestone.title": 4},
+        {"result[*].milestone.title": 4},
+    )
+
+
+def test_a_page_of_a_path_of_a_small_list_counts_the_lacking_items_over_the_whole_list(deep_index: None) -> None:
+    cache = ExecutionCache(Path(os.environ["PFLOW_STRUCTURE_CACHE_DIR"]))
+    issues = _issues(30)
+    issues[29]["milestone"] = {"title": "v29"}
+    execution_id = _store(cache, {"result": issues})
+    readout = read_fields_detailed(execution_id, ["result[*].milestone.title"], cache=cache, offset=27, limit=5)
+    assert (readout.missing, readout.page_counts) == ({"result[*].milestone.title": 29}, {})
 
 
 def test_a_read_parses_only_what_its_path_reaches(deep_index: None) -> None:

@@ -159,7 +159,8 @@ def test_a_path_that_finds_nothing_suggests_near_paths(stored: str) -> None:
 
 def test_a_jsonpath_that_finds_nothing_is_an_error(stored: str) -> None:
     assert error_of({"x": ref(stored, "$..nothing")}) == (
-        f"Cannot pass ${{{stored}:$..nothing}} (in x): $..nothing: the JSONPath finds nothing."
+        f"Cannot pass ${{{stored}:$..nothing}} (in x): $..nothing: ..['nothing'] matched nothing at any depth. "
+        "Keys there: result, title, items, count, empty, name, size."
     )
 
 
@@ -293,9 +294,14 @@ def test_edit_failures_name_the_path(set_values: dict[str, Any], delete: list[st
     assert str(caught.value) == message
 
 
-def test_jsonpath_cannot_edit() -> None:
-    with pytest.raises(PathSyntaxError, match="JSONPath reads values but cannot edit them"):
+def test_a_jsonpath_that_names_many_nodes_cannot_edit() -> None:
+    with pytest.raises(PathSyntaxError, match=r"a JSONPath edits only a singular query \(\$\.a\['b'\]\[0\]\)"):
         apply_edits(DOC, {"$..name": "x"})
+
+
+def test_a_singular_jsonpath_edits_the_node_it_names() -> None:
+    edited = apply_edits(DOC, {"$.items[1]['name']": "gamma"}, ["$.items[0].size"])
+    assert edited.value["items"] == [{"name": "alpha"}, {"name": "gamma", "size": 5}]
 
 
 def test_edit_fields_answers_a_new_id_and_leaves_the_original(stored: str) -> None:

@@ -162,10 +162,10 @@ def test_many_cycle_notes_are_summarised_in_the_warnings() -> None:
     assert len(entry.notes) == 50
 
 
-def test_nested_wildcards_line_up_with_the_inner_items() -> None:
-    run = store_outputs("custom", {}, {"a": [{"b": [{"x": 1}]}, {"b": [{"y": 1}, {"y": 2}]}]})
+def test_nested_wildcards_keep_their_parents_and_line_up_with_the_inner_items() -> None:
+    run = store_outputs("custom", {}, {"a": [{"b": [{"x": 1}]}, {"b": [{"y": 1}, {"y": 2}]}, {"c": 0}]})
     values = read_fields(run["execution_id"], ["a[*].b[*].x", "a[*].b[*].y"])
-    assert values == {"a[*].b[*].x": [1, None, None], "a[*].b[*].y": [None, 1, 2]}
+    assert values == {"a[*].b[*].x": [[1], [None, None], []], "a[*].b[*].y": [[None], [1, 2], []]}
 
 
 def test_the_every_item_hint_keeps_the_failing_index() -> None:

@@ -57,6 +57,47 @@ def test_wrap_then_unwrap_gives_the_original_bytes(config: Path) -> None:
     assert [path.name for path in config.parent.iterdir()] == [config.name]  # the backup is used up
 
 
+def test_wrap_gateway_puts_every_server_behind_one_entry_and_unwrap_gives_the_original_back(config: Path) -> None:
+    from pflow_structure.cli.proxy_command import _gateway_upstreams
+    from pflow_structure.mcp.proxy.remote import Upstream
+
+    original = config.read_bytes()
+    assert cli("wrap", str(config), "--command", PROXY, "--gateway").exit_code == 0
+    servers_file = config.with_name(f"{config.name}.pflow-structure-gateway.json")
+    args = ["proxy", "--config", str(servers_file)]
+    assert json.loads(config.read_text(encoding="utf-8")) == {
+        "mcpServers": {"pflow-structure": {"command": PROXY, "args": args}}
+    }
+    assert json.loads(servers_file.read_text(encoding="utf-8")) == json.loads(original)
+    assert _gateway_upstreams(servers_file, None) == {
+        "filesystem": Upstream(
+            command=(
+                "npx",
+                "-y",
+                "@modelcontextprotocol/server-filesystem",
+                "/Users/username/Desktop",
+                "/Users/username/Downloads",
+            )
+        ),
+        "memory": Upstream(
+            command=("npx", "-y", "@modelcontextprotocol/server-memory"),
+            env={"MEMORY_FILE_PATH": "/Users/username/memory.json"},
+        ),
+    }
+    assert cli("unwrap", str(config)).exit_code == 0
+    assert config.read_bytes() == original
+    assert [path.name for path in config.parent.iterdir()] == [config.name]
+
+
+def test_unwrap_of_a_gateway_entry_changed_since_wrap_names_the_file_that_holds_the_servers(config: Path) -> None:
+    cli("wrap", str(config), "--command", PROXY, "--gateway")
+    config.write_text(config.read_text(encoding="utf-8") + "\n", encoding="utf-8")  # not as wrap left it
+    unwrapped = cli("unwrap", str(config))
+    servers_file = config.with_name(f"{config.name}.pflow-structure-gateway.json")
+    reason = f"it runs the gateway over the servers in {servers_file}: copy their entries back from there"
+    assert unwrapped.output.splitlines()[0] == f"  pflow-structure: skipped ({reason})"
+
+
 @pytest.mark.parametrize("config", FILES, indirect=True)
 def test_wrapping_twice_changes_nothing_the_second_time(config: Path) -> None:
     cli("wrap", str(config), "--command", PROXY)

@@ -32,6 +32,8 @@ class CacheEntry(NamedTuple):
     # False when ``outputs`` holds only what some paths reach (see ExecutionCache.get_fields):
     # the values no path reached are UNREAD placeholders, and a miss is judged on the whole entry.
     complete: bool = True
+    # With a partly read entry: the structure's field statistics written at run time, if any (cache/index.py).
+    field_presence: Any = None
 
     def age_hours(self, now: float) -> float:
         return (now - parse_timestamp(self.timestamp)) / 3600.0

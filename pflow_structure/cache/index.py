@@ -44,9 +44,11 @@ if TYPE_CHECKING:
 __all__ = [
     "INDEX_SUFFIX",
     "INDEX_VERSION",
+    "PRESENCE_KEY",
     "UNREAD",
     "Materializer",
     "StaleIndexError",
+    "add_presence",
     "paths_needed",
     "read_partial",
     "write_entry",
@@ -54,6 +56,9 @@ __all__ = [
 ]
 
 INDEX_VERSION = 1
+# The structure's field statistics written at run time ({template path: [type, present, of]}): a page of
+# result[*].field counts the items that lack it without reading them (see service/reading.py).
+PRESENCE_KEY = "fields"
 # A value whose JSON is at most this long is written (and read) whole; a larger container is indexed inside.
 SPLIT_BYTES = 64 * 1024
 # A container with at least this many children is indexed inside without first writing it whole.
@@ -61,6 +66,8 @@ MANY_CHILDREN = 64
 _OUTPUTS_KEY = b'"outputs":'
 # A container of at most this many children is looked into for a large child before it is written.
 _WRAPPER_KEYS = 8
+# A list at least this long (bytes) is read a page at a time for result[*].field: the rest stays unparsed.
+PAGE_ONLY_BYTES = 4 << 20
 # Below this many bytes the standard library parses before orjson has even been imported (it loads
 # dataclasses, inspect and uuid): a small read keeps read-fields' start-up short.
 _FAST_PARSE_BYTES = 1 << 20
@@ -86,6 +93,24 @@ def write_entry(directory: Path, execution_id: str, entry: CacheEntry) -> tuple[
         with contextlib.suppress(OSError):
             write_atomically(directory, index_path.name, dumps(index))
     return path, size
+
+
+def add_presence(index_path: Path, execution_id: str, presence: dict[str, Any]) -> None:
+    """Add the structure's field statistics to the index of ``execution_id``, when it has one."""
+    from pflow_structure.encoding.jsonio import dumps
+
+    raw = read_regular_file(index_path, [])
+    if raw is None:
+        return
+    try:
+        index = _loads(raw)
+    except (ValueError, RecursionError):
+        return
+    if type(index) is dict and index.get("id") == execution_id:
+        index[PRESENCE_KEY] = presence
+        data = dumps(index)
+        unlink(index_path)  # never replaced in place; a read in between parses the whole entry
+        write_atomically(index_path.parent, index_path.name, data)
 
 
 def paths_needed(paths: Sequence[Any]) -> list[Any]:
@@ -257,10 +282,15 @@ class Materializer:
         # Otherwise the path misses here: the resolver says why (on the whole entry, see the caller).
 
     def _paged(self, node: Any, segments: Sequence[Any], i: int) -> bool:
-        """A last ``[*]`` over an indexed list, with a page asked for: only the page's items are read.
-        (A ``[*]`` with more after it reads every item: the answer counts the items that lack the rest.)"""
-        last = i == len(segments) - 1 and not isinstance(segments[i], (str, int))
-        return self.page is not None and last and type(node) is dict and "o" in node
+        """A ``[*]`` over an indexed list followed by names and indices only (``result[*]``,
+        ``result[*].user.login``), with a page asked for: only the page's items are read."""
+        if self.page is None or type(node) is not dict or "o" not in node or i >= len(segments):
+            return False
+        if isinstance(segments[i], (str, int)) or not all(isinstance(s, (str, int)) for s in segments[i + 1 :]):
+            return False
+        # With more after the [*], a list that parses quickly is read whole: the items lacking the rest are
+        # then counted exactly over the list; past this size only on the page.
+        return i == len(segments) - 1 or _range(node, self.size)[1] - _range(node, self.size)[0] >= PAGE_ONLY_BYTES
 
     def _fill_page(self, holder: Any, key: Any, node: Any, segments: Sequence[Any], i: int) -> None:
         """The items of one page (``self.page``) of the list at ``node``; the others stay unread."""
@@ -350,9 +380,10 @@ def _loads(data: bytes | memoryview) -> Any:
 
 def read_partial(
     entry_path: Path, index_path: Path, execution_id: str, paths: Sequence[Any], page: tuple[int, int] | None = None
-) -> tuple[bytes, Any] | None:
-    """The entry without its outputs (JSON bytes, ``outputs`` null) and the outputs with only what
-    ``paths`` (parsed paths; None for one that needs the whole value) reach parsed.
+) -> tuple[bytes, Any, Any] | None:
+    """The entry without its outputs (JSON bytes, ``outputs`` null), the outputs with only what
+    ``paths`` (parsed paths; None for one that needs the whole value) reach parsed, and the field
+    statistics written at run time (:data:`PRESENCE_KEY`; None when there are none).
 
     None when there is no usable index, or it does not fit the entry: the caller reads it whole.
     """
@@ -370,7 +401,7 @@ def read_partial(
 
 def _read_partial(
     fd: int, index_raw: bytes, execution_id: str, paths: Sequence[Any], page: tuple[int, int] | None
-) -> tuple[bytes, Any] | None:
+) -> tuple[bytes, Any, Any] | None:
     size = os.fstat(fd).st_size
     if len(index_raw) > max(size, 1 << 16) or None in paths:
         return None
@@ -392,4 +423,5 @@ def _read_partial(
     materializer = Materializer(node, size, read)
     for segments in paths:
         materializer.fill(segments, page)
-    return header, materializer.outputs
+    presence = index.get(PRESENCE_KEY)
+    return header, materializer.outputs, presence if type(presence) is dict else None

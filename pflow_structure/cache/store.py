@@ -316,8 +316,22 @@ class ExecutionCache:
                 entry = parse_entry(partial[0], execution_id)
             except ValueError:
                 break  # get() words what is wrong with it
-            return self._fresh(entry._replace(outputs=partial[1], complete=False), check_ttl)
+            partly = entry._replace(outputs=partial[1], complete=False, field_presence=partial[2])
+            return self._fresh(partly, check_ttl)
         return self.get(execution_id, check_ttl=check_ttl)
+
+    def note_presence(self, execution_id: str, presence: dict[str, Any]) -> None:
+        """Keep the structure's field statistics beside an entry that has an index (never raises for the disk)."""
+        for directory in self._directories():
+            index_path = directory / (execution_id + INDEX_SUFFIX)
+            if os.path.lexists(index_path):
+                import contextlib
+
+                from pflow_structure.cache.index import add_presence
+
+                with contextlib.suppress(OSError):
+                    add_presence(index_path, execution_id, presence)
+                return
 
     def _fresh(self, entry: CacheEntry, check_ttl: bool) -> CacheEntry:
         """``entry``, or ExecutionExpiredError when older than its own TTL or this cache's."""

@@ -35,7 +35,7 @@ from pflow_structure.cli.common import (
     main,
     settings_for,
 )
-from pflow_structure.cli.read_fields import ReadFieldsArgs, read_fields_output
+from pflow_structure.cli.read_fields import NAMES, ReadFieldsArgs, read_fields_output
 from pflow_structure.render.fields_text import READ_FORMATS
 from pflow_structure.render.output_text import safe_text
 
@@ -121,7 +121,7 @@ def run(
         node, parameters, settings=settings, all_fields=all_fields, want=want, fields=chosen, max_tokens=max_tokens
     )
     if chosen is not None:
-        from pflow_structure.service.answers import fields_found, fields_text
+        from pflow_structure.service.field_answers import fields_found, fields_text
 
         echo_json(result) if as_json else echo_text(fields_text(result))
         ctx.exit(0 if fields_found(result) else 1)
@@ -202,6 +202,12 @@ def _typed_value(raw: str) -> Any:
     help="text: path: JSON lines; json: as --json; auto: each list or dict in the smallest format that reads back "
     "the same (a TOON table for rows); outline, lines, table, toon: that format.",
 )
+@click.option(
+    "--names",
+    type=click.Choice(NAMES),
+    help="Each value of a [*] or JSONPath path with the path of its node: template (result[3].labels[0].name) "
+    "or normalized (RFC 9535: $['result'][3]['labels'][0]['name']).",
+)
 @click.pass_context
 @fails_cleanly
 def read_fields_command(
@@ -214,6 +220,7 @@ def read_fields_command(
     char_offset: int,
     max_tokens: int | None,
     format_name: str,
+    names: str | None,
 ) -> None:
     """Print the values at PATH... of a cached execution.
 
@@ -222,8 +229,9 @@ def read_fields_command(
       result[0].title            one value (item 0)
       result[-1].title           the last item
       result[*].number           every item (a list; page with --offset/--limit)
+      result[*].labels[*].name   a list per item (--names: each value with its path)
       result[0]["content-type"]  a key that is not a plain name
-      '$..title'                 JSONPath (also filters: result[?(@.state=='open')].title)
+      '$..title'                 JSONPath, RFC 9535 (also filters: result[?@.state=='open'].title)
 
     A path that resolves to nothing prints null and says why (--json: under "_missing").
     The answer stays under a token budget (--max-tokens): past it a list pages, a long string
@@ -246,6 +254,7 @@ def read_fields_command(
         format=format_name,
         char_offset=char_offset,
         max_tokens=max_tokens,
+        names=names,
     )
     output = read_fields_output(args)
     if output.stdout:

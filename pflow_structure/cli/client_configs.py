@@ -191,6 +191,11 @@ def _servers(text: str, source: str) -> tuple[str, list[tuple[str, Any, int, int
     )
 
 
+def server_entries(text: str, *, source: str) -> dict[str, Any]:
+    """Every server entry of a configuration, by name (what ``proxy --config`` serves as a gateway)."""
+    return {name: value for name, value, _start, _end in _servers(text, source)[1]}
+
+
 def _top_end(scanner: _Scanner) -> int:
     end = _matching_end(scanner.text, scanner.skip(0))
     return end if end is not None else len(scanner.text)
@@ -266,6 +271,8 @@ def unwrap_entry(entry: Mapping[str, Any], client: str = "other") -> dict[str, A
         return unwrapped
     if args[:1] == ["--url"] and len(args) > 1:
         return _unwrap_url(entry, args, client)
+    if args[:1] == ["--config"] and len(args) > 1:  # wrap --gateway's entry
+        raise ParameterError(f"it runs the gateway over the servers in {args[1]}: copy their entries back from there")
     raise ParameterError("its proxy arguments name neither -- COMMAND nor --url URL")
 
 
@@ -386,3 +393,36 @@ def _indent_step(text: str) -> int | str:
         return 2
     unit = match.group(1)
     return "\t" if unit.startswith("\t") else len(unit)
+
+
+def gateway_text(
+    text: str, *, source: str, proxy_command: str, servers_file: str, names: Iterable[str] = ()
+) -> tuple[Rewrite, dict[str, Any]]:
+    """``text`` with every (or every named) server entry replaced by one entry, ``pflow-structure``,
+    that runs them all behind one gateway (``proxy --config servers_file``), and what goes into
+    ``servers_file``: those entries as they were (an entry already behind the proxy unwrapped). The
+    servers' section is written anew (its comments go); the rest of the file stays as it was."""
+    section, entries = _servers(text, source)
+    wanted = set(names)
+    known = {name for name, *_ in entries}
+    if wanted - known:
+        listed = ", ".join(sorted(known)) or "none"
+        raise ParameterError(
+            f"{source} has no server named {', '.join(sorted(wanted - known))} (its servers: {listed})"
+        )
+    rewrite = Rewrite(text, section)
+    moved: dict[str, Any] = {}
+    kept: dict[str, Any] = {}
+    for name, entry, _start, _end in entries:
+        if (wanted and name not in wanted) or name == PROXY_NAME:
+            kept[name] = entry
+            continue
+        moved[name] = unwrap_entry(entry) if isinstance(entry, dict) and is_wrapped(entry) else entry
+        rewrite.changes.append(Change(name, "wrapped", "into the gateway"))
+    if not moved:
+        return rewrite, {}
+    kept[PROXY_NAME] = {"command": proxy_command, "args": ["proxy", "--config", servers_file]}
+    scanner = _Scanner(text, source)
+    [(start, end)] = [(start, end) for key, _value, start, end in scanner.members(0) if key == section]
+    rewrite.text = text[:start] + _dump(kept, text, start) + text[end:]
+    return rewrite, {section: moved}

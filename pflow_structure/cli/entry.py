@@ -5,7 +5,7 @@ about as much as the rest of the command (40-70 ms here). This module reads the 
 of that one command itself::
 
     pflow-structure [--cache-dir DIR] read-fields ID [PATH...] [--json] [--limit N] [--offset N] [--format F]
-        [--char-offset N] [--max-tokens N]
+        [--char-offset N] [--max-tokens N] [--names template|normalized]
 
 and hands everything else (help, any other command, anything unusual such as ``--``, a
 bad number or an unknown option) to the click CLI in :mod:`pflow_structure.cli`, which owns
@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import sys
 
-from pflow_structure.cli.read_fields import ReadFieldsArgs, read_fields_output
+from pflow_structure.cli.read_fields import NAMES, ReadFieldsArgs, read_fields_output
 from pflow_structure.render.fields_text import READ_FORMATS
 from pflow_structure.render.output_text import safe_text
 
@@ -85,16 +85,16 @@ def parse_read_fields(argv: Sequence[str]) -> ReadFieldsArgs | None:
         token = rest.pop(0)
         if token == "--json":
             options["as_json"] = True
-        elif token.split("=", 1)[0] in ("--limit", "--offset", "--format", "--char-offset", "--max-tokens"):
+        elif token.split("=", 1)[0] in ("--limit", "--offset", "--format", "--char-offset", "--max-tokens", "--names"):
             name, equals, value = token.partition("=")
             if not equals:
                 if not rest:
                     return None
                 value = rest.pop(0)
-            if name == "--format":
-                if value not in READ_FORMATS:
+            if name in ("--format", "--names"):
+                if value not in (READ_FORMATS if name == "--format" else NAMES):
                     return None  # click words the usage error
-                options["format"] = value
+                options[name[2:]] = value
                 continue
             if len(value) > 18 or not (value.isascii() and value.isdigit()):  # [0-9]+
                 return None  # click words the usage error

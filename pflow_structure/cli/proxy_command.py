@@ -51,7 +51,25 @@ from pflow_structure.cli.common import CONTEXT_SETTINGS, fails_cleanly, main, se
     "config_file",
     type=click.Path(dir_okay=False, path_type=Path),
     help='A JSON file {"url": ..., "headers": {...}, "transport": ..., "timeout": ...} (the shape MCP clients '
-    "use for a remote server) instead of --url and --header.",
+    "use for a remote server) instead of --url and --header; or a client's configuration (mcpServers or servers): "
+    "then every server in it, behind one connection, each tool named SERVER.TOOL.",
+)
+@click.option(
+    "--tools",
+    "tools_mode",
+    type=click.Choice(["full", "compact", "light"]),
+    default=None,
+    help="How tools/list shows the tools: full (the server's definitions with _want and _fields), compact (the "
+    "same interface in fewer tokens) or light (each tool's name and a few words); compact and light add "
+    "describe_tools and search_tools  [default: full; compact with a client configuration].",
+)
+@click.option(
+    "--separator",
+    type=click.Choice([".", "__", "_", "-"]),
+    default=".",
+    show_default=True,
+    help="With a client configuration: what joins a server's name and its tool's (files.read_text_file); __ for "
+    "a client that takes only letters, digits, _ and - in tool names.",
 )
 @click.option(
     "--timeout",
@@ -72,6 +90,8 @@ def proxy(
     headers: Sequence[str],
     config_file: Path | None,
     timeout: float | None,
+    tools_mode: str | None,
+    separator: str,
     command: Sequence[str],
 ) -> None:
     """Put any MCP server behind structure-first answers: a stdio COMMAND, or a remote --url.
@@ -84,7 +104,10 @@ def proxy(
     the values at those paths, the rest cached. read_fields answers stay under the answer
     budget, paging past it. If shaping a result fails, the original comes back and a
     line goes to the failure log (PFLOW_STRUCTURE_FAILURE_LOG, default
-    ~/.pflow/logs/pflow-structure-failures.jsonl). In an MCP client's configuration:
+    ~/.pflow/logs/pflow-structure-failures.jsonl). --tools compact or light shortens the tool
+    list (describe_tools and search_tools give the rest); --config CLIENT_CONFIG serves every
+    server of a client configuration behind one connection, each tool named SERVER.TOOL. In an
+    MCP client's configuration:
 
     \b
       {"command": "pflow-structure",
@@ -95,13 +118,22 @@ def proxy(
        "env": {"GITHUB_TOKEN": "..."}}
     """
     from pflow_structure.errors import ParameterError
+    from pflow_structure.mcp.proxy.remote import Upstream
     from pflow_structure.mcp.proxy.run import refuse_and_leave, run
 
     try:
         upstream = _upstream(list(command), url, transport, headers, config_file, timeout)
     except ParameterError as exc:  # an unset ${VAR}, a bad --config: the client's initialize is told why
         refuse_and_leave(str(exc))
-    run(upstream, lambda: settings_for(ctx), budget=budget, start_timeout=start_timeout)
+    tools = tools_mode or ("full" if isinstance(upstream, Upstream) else "compact")
+    run(
+        upstream,
+        lambda: settings_for(ctx),
+        budget=budget,
+        start_timeout=start_timeout,
+        tools=tools,
+        separator=separator,
+    )
 
 
 def _upstream(
@@ -137,6 +169,9 @@ def _upstream(
     if config_file is not None:
         if url is not None:
             raise click.UsageError("give either --url or --config, not both")
+        gateway = _gateway_upstreams(config_file, timeout)
+        if gateway is not None:
+            return gateway
         loaded = read_config(config_file)
         found = {**loaded, **{key: value for key, value in found.items() if value and key != "url"}}
     merged = {**found["headers"], **parse_headers(headers)}
@@ -146,3 +181,58 @@ def _upstream(
         headers=expand(merged, os.environ),
         timeout=found["timeout"] or DEFAULT_TIMEOUT,
     )
+
+
+def _gateway_upstreams(config_file: Path, timeout: float | None) -> dict[str, Any] | None:
+    """Every server of a client configuration (``mcpServers`` or ``servers``) by name, each as the
+    proxy would reach it alone (an entry already behind the proxy unwrapped first); None for a file
+    of another shape (a remote server's ``{"url": ...}``)."""
+    import contextlib
+    import json
+    import os
+
+    from pflow_structure.cli.client_configs import SECTIONS, is_wrapped, server_entries, unwrap_entry
+    from pflow_structure.errors import ParameterError
+    from pflow_structure.mcp.proxy.remote import DEFAULT_TIMEOUT, Upstream, check_url, expand
+
+    try:
+        text = config_file.read_text(encoding="utf-8")
+    except OSError as exc:
+        raise ParameterError(f"cannot read --config {config_file}: {exc.strerror or exc}") from None
+    try:
+        top = json.loads(text)
+    except ValueError:  # JSONC (VS Code's comments): the client configuration reader reads it
+        top = None
+    if top is not None and not (isinstance(top, dict) and any(key in top for key in SECTIONS)):
+        return None  # a remote server's {"url": ...}, or what read_config says is wrong
+    upstreams: dict[str, Any] = {}
+    for name, entry in server_entries(text, source=str(config_file)).items():
+        where = f'server "{name}" of --config {config_file}'
+        if not isinstance(entry, dict):
+            raise ParameterError(f"{where} is not an object")
+        if entry.get("disabled") is True:  # Cline's and Roo's switch
+            continue
+        if is_wrapped(entry):  # run once, not through a proxy behind the proxy
+            with contextlib.suppress(ParameterError):  # proxy options unwrap does not know: run it as it is
+                entry = unwrap_entry(entry)
+        seconds = timeout or DEFAULT_TIMEOUT
+        if isinstance(entry.get("command"), str):
+            args, env = entry.get("args") or [], entry.get("env") or {}
+            if not isinstance(args, list) or not all(isinstance(arg, str) for arg in args):
+                raise ParameterError(f'{where}: its "args" is not a list of strings')
+            if not isinstance(env, dict) or not all(isinstance(value, str) for value in env.values()):
+                raise ParameterError(f'{where}: its "env" is not an object of strings')
+            upstreams[name] = Upstream(command=(entry["command"], *args), env=env, timeout=seconds)
+        elif isinstance(entry.get("url", entry.get("serverUrl")), str):
+            headers = entry.get("headers") or {}
+            if not isinstance(headers, dict) or not all(isinstance(value, str) for value in headers.values()):
+                raise ParameterError(f'{where}: its "headers" is not an object of strings')
+            transport = "sse" if entry.get("type") == "sse" else "streamable-http"
+            url = check_url(str(entry.get("url", entry.get("serverUrl"))))
+            headers = expand(headers, os.environ)
+            upstreams[name] = Upstream(url=url, transport=transport, headers=headers, timeout=seconds)
+        else:
+            raise ParameterError(f'{where} has neither "command" (a stdio server) nor "url" (a remote server)')
+    if not upstreams:
+        raise ParameterError(f"--config {config_file} names no server")
+    return upstreams

@@ -9,9 +9,10 @@ from __future__ import annotations
 
 from pflow_structure.records import NamedTuple
 
-__all__ = ["TEXT_MAX_ITEMS", "ReadFieldsArgs", "ReadFieldsOutput", "read_fields_output"]
+__all__ = ["NAMES", "TEXT_MAX_ITEMS", "ReadFieldsArgs", "ReadFieldsOutput", "read_fields_output"]
 
-TEXT_MAX_ITEMS = 20
+TEXT_MAX_ITEMS: int | None = None  # no fixed page: a list shows what fits the answer budget (--limit caps it)
+NAMES = ("template", "normalized")
 
 
 class ReadFieldsArgs(NamedTuple):
@@ -26,6 +27,7 @@ class ReadFieldsArgs(NamedTuple):
     format: str = "text"
     char_offset: int = 0
     max_tokens: int | None = None
+    names: str | None = None
 
 
 class ReadFieldsOutput(NamedTuple):
@@ -49,8 +51,7 @@ def read_fields_output(args: ReadFieldsArgs) -> ReadFieldsOutput:
 
     settings = Settings.from_env(cache_dir=args.cache_dir)
     format_name = "json" if args.as_json else args.format
-    # An explicit --limit is shown in full; without one, text shows the first 20 items.
-    max_items = None if args.limit is not None else TEXT_MAX_ITEMS
+    max_items = TEXT_MAX_ITEMS
     answer = read_fields_text_call(
         args.execution_id,
         args.paths,
@@ -61,6 +62,7 @@ def read_fields_output(args: ReadFieldsArgs) -> ReadFieldsOutput:
         max_tokens=args.max_tokens,
         max_items=max_items,
         style="cli",
+        names=args.names,
         settings=settings,
     )
     return ReadFieldsOutput(answer.text, answer.notes, answer.found)

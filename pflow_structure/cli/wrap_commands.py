@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import difflib
 import hashlib
+import json
 import os
 import shutil
 import sys
@@ -13,7 +14,7 @@ from pathlib import Path
 
 import click
 
-from pflow_structure.cli.client_configs import PROXY_NAME, Rewrite, unwrap_text, wrap_text
+from pflow_structure.cli.client_configs import PROXY_NAME, Rewrite, gateway_text, unwrap_text, wrap_text
 from pflow_structure.cli.common import CONTEXT_SETTINGS, fails_cleanly, main
 from pflow_structure.errors import ParameterError
 
@@ -34,8 +35,14 @@ _DRY_RUN = click.option("--dry-run", is_flag=True, help="Print the change as a d
     metavar="PATH",
     help="The pflow-structure executable the client should start [default: the one running now, by its full path].",
 )
+@click.option(
+    "--gateway",
+    is_flag=True,
+    help="One entry, pflow-structure, for all the servers (proxy --config CONFIG.pflow-structure-gateway.json, "
+    "which holds their entries): one connection, tools named SERVER.TOOL, one search.",
+)
 @fails_cleanly
-def wrap(config: Path, servers: Sequence[str], dry_run: bool, proxy_command: str | None) -> None:
+def wrap(config: Path, servers: Sequence[str], dry_run: bool, proxy_command: str | None, gateway: bool) -> None:
     """Put every MCP server of a client configuration behind the proxy.
 
     CONFIG is Claude Desktop's claude_desktop_config.json, Claude Code's .mcp.json, Cursor's
@@ -47,12 +54,24 @@ def wrap(config: Path, servers: Sequence[str], dry_run: bool, proxy_command: str
     proxy and every other key are left as they are. The original is kept beside CONFIG as
     CONFIG.pflow-structure-HASH.bak; `pflow-structure unwrap CONFIG` gives it back byte for byte.
 
+    With --gateway, the entries become one, pflow-structure, running them all behind one
+    connection (`proxy --config`); their own entries go to CONFIG.pflow-structure-gateway.json.
+
     \b
       pflow-structure wrap ~/.cursor/mcp.json --dry-run
       pflow-structure wrap .mcp.json --server github
+      pflow-structure wrap .mcp.json --gateway
     """
     path, text = _read(config)
-    rewrite = wrap_text(text, source=str(config), proxy_command=proxy_command or _this_executable(), names=servers)
+    command = proxy_command or _this_executable()
+    servers_file = path.with_name(f"{path.name}.pflow-structure-gateway.json")
+    moved: dict[str, object] = {}
+    if gateway:
+        rewrite, moved = gateway_text(
+            text, source=str(config), proxy_command=command, servers_file=str(servers_file), names=servers
+        )
+    else:
+        rewrite = wrap_text(text, source=str(config), proxy_command=command, names=servers)
     _report(rewrite)
     if not rewrite.changed:
         click.echo(f"{config}: nothing to wrap; the file is unchanged.")
@@ -62,6 +81,9 @@ def wrap(config: Path, servers: Sequence[str], dry_run: bool, proxy_command: str
         return
     backup = path.with_name(f"{path.name}.pflow-structure-{_digest(rewrite.text)}.bak")
     _write(backup, text, like=path)
+    if moved:  # the servers' own entries, which the gateway entry reads (secrets in env too: the file's mode)
+        _write(servers_file, json.dumps(moved, indent=2, ensure_ascii=False) + "\n", like=path)
+        click.echo(f"{config}: the servers' entries are in {servers_file}.")
     _write(path, rewrite.text, like=path)
     click.echo(f"{config}: wrapped; the original is in {backup} (`pflow-structure unwrap {config}` restores it).")
 
@@ -90,6 +112,7 @@ def unwrap(config: Path, servers: Sequence[str], dry_run: bool) -> None:
             return
         _write(path, original, like=path)
         backup.unlink()
+        path.with_name(f"{path.name}.pflow-structure-gateway.json").unlink(missing_ok=True)  # wrap --gateway's
         click.echo(f"{config}: unwrapped; restored the original from {backup}.")
         return
     rewrite = unwrap_text(text, source=str(config), names=servers)

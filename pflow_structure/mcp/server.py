@@ -21,6 +21,7 @@ from pflow_structure.mcp.tools import (
     DELETE_DESCRIPTION,
     FIELDS_DESCRIPTION,
     MAX_TOKENS_DESCRIPTION,
+    NAMES_DESCRIPTION,
     OFFSET_DESCRIPTION,
     SET_DESCRIPTION,
     ReadPaging,
@@ -118,6 +119,7 @@ def build_server(settings: Settings | None = None, *, host: str = "127.0.0.1") -
         format: Annotated[ReadFormat, Field(description=READ_FORMAT_DESCRIPTION)] = "json",
         char_offset: Annotated[int, Field(description=CHAR_OFFSET_DESCRIPTION, ge=0)] = 0,
         max_tokens: Annotated[int | None, Field(description=MAX_TOKENS_DESCRIPTION, ge=1)] = None,
+        names: Annotated[Literal["template", "normalized"] | None, Field(description=NAMES_DESCRIPTION)] = None,
         ctx: Context = None,  # type: ignore[valid-type]  # the SDK's class, chosen at run time (compat.py)
     ) -> CallToolResult:
         """Read the values at chosen paths of an execution: {path: value}; null where a path finds nothing,
@@ -130,7 +132,7 @@ def build_server(settings: Settings | None = None, *, host: str = "127.0.0.1") -
         from pflow_structure.mcp.compat import to_dict
         from pflow_structure.service.usage import record_read
 
-        paging = ReadPaging(limit, offset, char_offset, max_tokens)
+        paging = ReadPaging(limit, offset, char_offset, max_tokens, names)
         session = for_session(ctx)
         if format != "json":
             answer: CallToolResult = await answer_read_text(execution_id, list(field_paths), format, paging, session)
@@ -211,7 +213,7 @@ def build_server(settings: Settings | None = None, *, host: str = "127.0.0.1") -
 
 
 def _fields_found(answer: Any) -> bool:
-    from pflow_structure.service.answers import fields_found
+    from pflow_structure.service.field_answers import fields_found
 
     return fields_found(answer)
 

@@ -66,6 +66,10 @@ FIELDS_DESCRIPTION = (
     "Paths to answer with, as read_fields takes them (e.g. ['result[*].number']): their values instead of the "
     "structure, in this call; the rest stays cached."
 )
+NAMES_DESCRIPTION = (
+    "Each value of a [*] or JSONPath path as {its path: value}: template (result[3].name) or normalized "
+    "(RFC 9535: $['result'][3]['name'])."
+)
 MAX_TOKENS_DESCRIPTION = "Most o200k tokens in the answer (default 8000, PFLOW_STRUCTURE_ANSWER_BUDGET)."
 
 
@@ -76,6 +80,7 @@ class ReadPaging(NamedTuple):
     offset: int = 0
     char_offset: int = 0
     max_tokens: int | None = None
+    names: str | None = None
 
 
 READ_TOOL_SCHEMA = {
@@ -92,6 +97,7 @@ READ_TOOL_SCHEMA = {
         "offset": {"type": "integer", "minimum": 0, "description": OFFSET_DESCRIPTION},
         "char_offset": {"type": "integer", "minimum": 0, "description": CHAR_OFFSET_DESCRIPTION},
         "max_tokens": {"type": "integer", "minimum": 1, "description": MAX_TOKENS_DESCRIPTION},
+        "names": {"type": "string", "enum": ["template", "normalized"], "description": NAMES_DESCRIPTION},
         "format": {
             "type": "string",
             "enum": list(READ_FORMATS),
@@ -116,5 +122,10 @@ def read_arguments(arguments: dict[str, Any]) -> tuple[str, list[str], ReadPagin
         least = 1 if label == "max_tokens" else 0
         if number is not None and (not isinstance(number, int) or isinstance(number, bool) or number < least):
             raise ParameterError(f"{label} must be a whole number of at least {least}, not {number!r}")
-    paging = ReadPaging(numbers["limit"], numbers["offset"] or 0, numbers["char_offset"] or 0, numbers["max_tokens"])
+    names = arguments.get("names")
+    if names not in (None, "template", "normalized"):
+        raise ParameterError(f"names must be template or normalized, not {names!r}")
+    paging = ReadPaging(
+        numbers["limit"], numbers["offset"] or 0, numbers["char_offset"] or 0, numbers["max_tokens"], names
+    )
     return execution_id, paths, paging

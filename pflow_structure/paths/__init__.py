@@ -9,6 +9,7 @@ from __future__ import annotations
 from pflow_structure.paths.grammar import (
     WILDCARD,
     ConcretePath,
+    Match,
     Segment,
     format_path,
     is_jsonpath,
@@ -17,7 +18,7 @@ from pflow_structure.paths.grammar import (
     quote_key,
     template_covers,
 )
-from pflow_structure.paths.resolve import Match, describe_value, parse_json_text, resolve
+from pflow_structure.paths.resolve import describe_value, parse_json_text, resolve, resolve_grouped
 
 __all__ = [
     "WILDCARD",
@@ -32,5 +33,6 @@ __all__ = [
     "parse_path",
     "quote_key",
     "resolve",
+    "resolve_grouped",
     "template_covers",
 ]

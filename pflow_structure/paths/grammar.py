@@ -19,12 +19,13 @@ from __future__ import annotations
 import json
 import re
 
-from pflow_structure.errors import PathSyntaxError
+from pflow_structure.errors import PathNotFoundError, PathSyntaxError
+from pflow_structure.records import NamedTuple
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Iterator, Sequence
-    from typing import Final
+    from typing import Any, Final
 
 
 class Wildcard:
@@ -47,6 +48,16 @@ class Wildcard:
 WILDCARD: Final = Wildcard()
 Segment = str | int | Wildcard
 ConcretePath = tuple[str | int, ...]
+
+
+class Match(NamedTuple):
+    """One value a path reached, with the concrete path (no wildcards) where it sits."""
+
+    path: ConcretePath
+    value: Any
+    missing: bool = False  # a None placeholder for a list item that lacks the rest of a [*] path
+    reason: PathNotFoundError | None = None  # why it is missing
+
 
 _PLAIN_KEY = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
 _NAME = re.compile(r"[^\W\d][\w-]*")

@@ -1,26 +1,24 @@
 """Field paths: resolving them against a value, with the reason and near keys when one misses.
 
 Our own paths walk the value segment by segment (``[*]`` every item, negative indices); a
-JSONPath (``$...`` or a filter) goes to jsonpath-ng, imported only then: this module is the only
-importer of jsonpath_ng.
+JSONPath (``$...`` or a filter) goes to :mod:`.jsonpath` (RFC 9535), imported only then.
 """
 
 from __future__ import annotations
 
 import json
-import re
 
 from pflow_structure.errors import PathNotFoundError, PathSyntaxError
 from pflow_structure.paths.grammar import (
     WILDCARD,
     ConcretePath,
+    Match,
     Segment,
     Wildcard,
     format_path,
     is_jsonpath,
     parse_path,
 )
-from pflow_structure.records import NamedTuple
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -29,15 +27,6 @@ if TYPE_CHECKING:
 
 _JSON_TEXT_FIRST = frozenset("{[ \t\r\n")
 _JSON_TEXT_LAST = frozenset("}] \t\r\n")
-
-
-class Match(NamedTuple):
-    """One value a path reached, with the concrete path (no wildcards) where it sits."""
-
-    path: ConcretePath
-    value: Any
-    missing: bool = False  # a None placeholder for a list item that lacks the rest of a [*] path
-    reason: PathNotFoundError | None = None  # why it is missing
 
 
 def resolve(root: Any, path: str) -> tuple[list[Match], bool]:
@@ -61,6 +50,48 @@ def resolve(root: Any, path: str) -> tuple[list[Match], bool]:
     except PathNotFoundError as exc:
         raise _with_every_item_hint(root, segments, exc) from None
     return matches, multi
+
+
+def resolve_grouped(root: Any, path: str) -> list[Any] | None:
+    """The matches of a path with two or more wildcards (or JSONPath selectors that match many
+    nodes) as nested lists, one level per wildcard: ``result[*].labels[*].name`` gives a list per
+    item of ``result``, an item without values an empty list. None for fewer wildcards.
+
+    Call after :func:`resolve` found something (it raises, saying why, when nothing is found).
+    """
+    if is_jsonpath(path):
+        from pflow_structure.paths.jsonpath import find_grouped
+
+        return find_grouped(root, path)
+    segments = parse_path(path)
+    wildcards = [i for i, s in enumerate(segments) if isinstance(s, Wildcard)]
+    if len(wildcards) < 2:
+        return None
+    return _nest(root, segments, 0, wildcards, (), path) or []
+
+
+def _nest(
+    value: Any, segments: Sequence[Segment], index: int, wildcards: Sequence[int], where: ConcretePath, text: str
+) -> list[Any] | None:
+    """Nested lists of matches under ``value``; None when the steps before the next wildcard miss."""
+    first = wildcards[0]
+    try:
+        head = list(_walk(value, segments[:first], index, where, text))
+    except PathNotFoundError:
+        return None
+    parent = head[0]
+    if isinstance(parent.value, str) and parent.value:
+        parsed = parse_json_text(parent.value)  # strings holding JSON are read through, as _walk does
+        parent = parent._replace(value=parent.value if parsed is None else parsed)
+    if isinstance(parent.value, list):
+        items: list[tuple[str | int, Any]] = list(enumerate(parent.value))
+    elif isinstance(parent.value, dict):
+        items = list(parent.value.items())
+    else:
+        return None
+    if len(wildcards) == 1:
+        return list(_walk_wildcard(parent.value, segments, first, parent.path, text))
+    return [_nest(item, segments, first + 1, wildcards[1:], (*parent.path, key), text) or [] for key, item in items]
 
 
 def _with_every_item_hint(root: Any, segments: Sequence[Segment], exc: PathNotFoundError) -> PathNotFoundError:
@@ -207,24 +238,9 @@ def parse_json_text(text: str) -> Any:
 
 
 def _resolve_jsonpath(root: Any, path: str) -> list[Match]:
-    expression = path if path.startswith("$") else "$." + path
-    offset = 0 if path.startswith("$") else 2
-    try:
-        from jsonpath_ng.ext.parser import parse as jsonpath_parse
+    from pflow_structure.paths.jsonpath import find
 
-        compiled = jsonpath_parse(expression)
-    except Exception as exc:  # jsonpath-ng raises bare Exception subclasses for syntax errors
-        raise PathSyntaxError(path, _jsonpath_column(str(exc), offset, len(path)), f"JSONPath: {exc}") from None
-    return [Match(_non_negative(root, _concrete(datum.full_path)), datum.value) for datum in compiled.find(root)]
-
-
-def _jsonpath_column(message: str, offset: int, length: int) -> int:
-    if "end of string" in message:
-        return length
-    found = re.search(r"(\d+):(\d+)", message)
-    if not found:
-        return 0
-    return max(0, min(int(found.group(2)) - offset, max(length - 1, 0)))
+    return [m._replace(path=_non_negative(root, m.path)) if not m.missing else m for m in find(root, path)]
 
 
 def _non_negative(root: Any, path: ConcretePath) -> ConcretePath:
@@ -242,28 +258,6 @@ def _non_negative(root: Any, path: ConcretePath) -> ConcretePath:
             return path
         out.append(step)
     return tuple(out)
-
-
-def _concrete(full_path: Any) -> ConcretePath:
-    """Turn a jsonpath-ng full path (Child/Fields/Index) into a tuple; () when unknown."""
-    out: list[str | int] = []
-
-    def visit(node: Any) -> bool:
-        name = type(node).__name__
-        if name == "Child":
-            return visit(node.left) and visit(node.right)
-        if name == "Fields" and len(node.fields) == 1:
-            out.append(node.fields[0])
-            return True
-        if name == "Index":
-            indices = getattr(node, "indices", None) or (getattr(node, "index", None),)
-            if len(indices) == 1 and isinstance(indices[0], int):
-                out.append(indices[0])
-                return True
-            return False
-        return name == "Root" or name == "This"
-
-    return tuple(out) if visit(full_path) else ()
 
 
 def _count(count: int, noun: str) -> str:

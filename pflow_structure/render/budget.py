@@ -30,6 +30,7 @@ EXACT_COUNT_CHARS = 4_000_000  # past this a count is estimated: only "over the 
 MORE_KEY = "_more"
 MISSING_KEY = "_missing"
 NOTE_KEY = "_note"
+PATHS_KEY = "_paths"
 
 
 class Paging(NamedTuple):
@@ -39,6 +40,7 @@ class Paging(NamedTuple):
     offset: int = 0
     limit: int | None = None
     char_offset: int = 0
+    names: str | None = None  # the next page answers in the same form
 
 
 class Fitted(NamedTuple):
@@ -82,6 +84,21 @@ def fit_values(
             fitted.values[path] = kept
         fitted.more[path] = more
     return fitted
+
+
+def shown_paths(answer: Mapping[str, Any], where: Mapping[str, Sequence[Any]], multi: Any) -> dict[str, Any]:
+    """``_paths``: for each path in ``multi`` (wildcard, JSONPath) that ``answer`` shows as a list, the
+    template path of each value shown, in the shape of the value (nested for grouped reads); the node of
+    an item that lacks the rest of the path is that item's."""
+
+    def text(place: Any) -> Any:
+        return [text(inner) for inner in place] if isinstance(place, list) else format_path(place)
+
+    return {
+        path: [text(place) for place in where.get(path, ())[: len(value)]]
+        for path, value in answer.items()
+        if path in multi and isinstance(value, list)
+    }
 
 
 def fair_shares(costs: Mapping[str, int], budget: int) -> dict[str, int]:
@@ -128,6 +145,8 @@ class _Cutter:
     def call(self, paths: list[str], **paging: int | None) -> dict[str, Any]:
         arguments: dict[str, Any] = {"execution_id": self.paging.execution_id, "field_paths": paths}
         arguments.update((name, number) for name, number in paging.items() if number is not None)
+        if self.paging.names is not None:
+            arguments["names"] = self.paging.names
         return arguments
 
     def page(self, items: list[Any], share: int, start: int, total: int, next_path: str) -> tuple[Any, dict[str, Any]]:
@@ -165,7 +184,7 @@ class _Cutter:
             base = self.where[0] if self.where else None
             return None if base is None else format_path([*base, index])
         position = index - self.paging.offset
-        if 0 <= position < len(self.where) and self.where[position]:
+        if 0 <= position < len(self.where) and isinstance(self.where[position], tuple) and self.where[position]:
             return format_path(self.where[position])
         return None
 

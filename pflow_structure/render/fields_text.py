@@ -29,6 +29,8 @@ def render_fields_text(
     missing: Mapping[str, int] | None = None,
     render: Callable[[Any], str] | None = None,
     offset_hint: str = "--offset",
+    named: bool = False,
+    page_counts: Mapping[str, int] | None = None,
 ) -> str:
     """``result[0].title: "Fix authentication bug"``; a None says why; long lists are paged.
 
@@ -36,10 +38,12 @@ def render_fields_text(
     ``render`` (a compact format, ``read-fields --format``) writes each list or dict value on
     the lines below its ``path:`` line, indented two spaces so that none can pass for another
     path's line, instead of as JSON on it. A value holding bytes keeps the JSON line, whose
-    ``<N bytes, base64: ...>`` marker tells bytes from text. An object that repeats is stated once and
-    referred to as ``"=PATH"`` after (:mod:`pflow_structure.render.shared`, one legend line on top).
-    ``offset_hint`` names the option that pages on (``--offset`` on the command line, ``offset``
-    for an MCP tool).
+    ``<N bytes, base64: ...>`` marker tells bytes from text. ``offset_hint`` names the option
+    that pages on (``--offset`` on the command line, ``offset`` for an MCP tool). ``named``: the
+    values of wildcard and JSONPath paths are ``{concrete path: value}`` pairs, one line each below
+    the ``path:`` line. ``page_counts``: paths whose ``missing`` count covers only the page (its length).
+    An object that repeats is stated once and referred to as ``"=PATH"`` after
+    (:mod:`pflow_structure.render.shared`, one legend line on top).
     """
     errors = errors or {}
     totals = totals or {}
@@ -58,7 +62,7 @@ def render_fields_text(
             reason = errors[path].replace("\n", "\n  # ")
             lines.append(f"{path}: null  # {reason}")
             continue
-        if isinstance(value, (list, dict)):  # an object that repeats is stated once, then referred to
+        if isinstance(value, (list, dict)) and not (named and path in totals):  # a repeat said once: "=PATH"
             from pflow_structure.render.shared import share_repeats
 
             value, references = share_repeats(value, path, first_index=offset if path in totals else 0)
@@ -76,7 +80,12 @@ def render_fields_text(
                 more = f"; {offset_hint} {end} for more" if end < total else ""
                 note = f"  # items {offset}-{end - 1} of {total}{more}"
             if missing.get(path):
-                note += f"{'; ' if note else '  # '}{missing[path]} of {total} items lack this path (null)"
+                of = f"these {page_counts[path]}" if page_counts and path in page_counts else f"{total}"
+                note += f"{'; ' if note else '  # '}{missing[path]} of {of} items lack this path (null)"
+            if named:
+                pairs = [f"  {name}: {_json(item)}" for pair in shown for name, item in pair.items()]
+                lines.append("\n".join([f"{path}:{note}", *pairs]))
+                continue
             if render is not None and shown and not _has_bytes(shown):
                 lines.append(f"{path}:{note}\n{_indented(render(shown))}")
                 continue

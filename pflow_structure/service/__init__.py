@@ -60,8 +60,9 @@ def registry_run(
     described = store_outputs(
         node_type, params, outputs, settings=settings, cache=cache, all_fields=all_fields, want=want
     )
-    from pflow_structure.service.answers import answer_budget, fields_answer, structure_within_budget
+    from pflow_structure.service.answers import answer_budget, structure_within_budget
     from pflow_structure.service.clients import answer_counter
+    from pflow_structure.service.field_answers import fields_answer
 
     if fields is None:  # all_fields asks for every path: bounded only by an explicit max_tokens
         bounded = max_tokens is not None or not all_fields
@@ -225,6 +226,7 @@ def capture_outputs(
         settings=settings,
         all_fields=all_fields,
         want=want,
+        cache=cache,
     )
     return CapturedOutputs(result, stored.cached, encoded.value, list(encoded.binary_paths), list(encoded.notes))
 
@@ -239,11 +241,17 @@ def describe_stored(
     settings: Settings,
     all_fields: bool = False,
     want: str | None = None,
+    cache: CacheBackend | None = None,
 ) -> dict[str, Any]:
-    """The structure answer for a value just stored (``registry_run``'s dict)."""
+    """The structure answer for a value just stored (``registry_run``'s dict); its field statistics are kept
+    beside the entry in ``cache`` when it can (a page of ``result[*].field`` counts the items lacking it)."""
     from pflow_structure.structure import infer_structure
 
     inferred = infer_structure(value, binary_paths=binary_paths, max_paths=settings.max_paths)
+    note = getattr(cache, "note_presence", None) if stored.cached else None
+    if note is not None:
+        fields = inferred.structure.items()
+        note(stored.execution_id, {path: [i.get("type"), i.get("present"), i.get("of")] for path, i in fields})
     chosen = _filter(inferred, node_type, settings, all_fields, want)
     result: dict[str, Any] = {
         "execution_id": stored.execution_id,

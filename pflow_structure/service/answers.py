@@ -56,17 +56,26 @@ def read_fields_answer(
     offset: int = 0,
     char_offset: int = 0,
     max_tokens: int | None = None,
+    names: str | None = None,
     settings: Settings | None = None,
     cache: CacheBackend | None = None,
 ) -> Answer:
-    """The values at ``field_paths`` within the budget, with ``_missing`` and ``_more`` (module docstring)."""
+    """The values at ``field_paths`` within the budget, with ``_missing`` and ``_more`` (module docstring);
+    ``names`` ("template", "normalized"): each value of a wildcard or JSONPath path as ``{its path: value}``."""
     from pflow_structure.service.reading import read_fields_detailed
     from pflow_structure.settings import Settings
 
     settings = settings or Settings.from_env()
     budget = answer_budget(max_tokens, settings)
     readout = read_fields_detailed(
-        execution_id, field_paths, limit=limit, offset=offset, settings=settings, cache=cache, char_offset=char_offset
+        execution_id,
+        field_paths,
+        limit=limit,
+        offset=offset,
+        settings=settings,
+        cache=cache,
+        char_offset=char_offset,
+        names=names,
     )
     count = answer_counter(max_tokens, settings)
     return answer_from_readout(readout, budget, paging_of(readout, offset, limit, char_offset), count)
@@ -75,33 +84,42 @@ def read_fields_answer(
 def paging_of(readout: FieldReadout, offset: int, limit: int | None, char_offset: int) -> Paging:
     from pflow_structure.render.budget import Paging
 
-    return Paging(readout.execution_id, offset, limit, char_offset)
+    return Paging(readout.execution_id, offset, limit, char_offset, readout.names)
 
 
 def answer_from_readout(
-    readout: FieldReadout, budget: int, paging: Paging, count: TokenCounter | None = None
+    readout: FieldReadout, budget: int, paging: Paging, count: TokenCounter | None = None, *, with_paths: bool = False
 ) -> Answer:
-    """A readout as the answer dict, fitted to ``budget`` tokens (as ``count`` counts them, o200k by default)."""
-    from pflow_structure.render.budget import MISSING_KEY
+    """A readout as the answer dict, fitted to ``budget`` tokens (as ``count`` counts them, o200k by default);
+    ``with_paths``: with ``_paths`` (read-fields --json)."""
+    from pflow_structure.render.budget import MISSING_KEY, PATHS_KEY, shown_paths
 
     found = any(path not in readout.errors for path in readout.values)
     missing = {MISSING_KEY: dict(readout.errors)} if readout.errors else {}
+    if with_paths and readout.names is None and readout.totals:
+        missing[PATHS_KEY] = shown_paths(readout.values, readout.where, readout.totals)
     whole = {**readout.values, **missing}
     if count is None and len(compact(whole).encode("utf-8")) <= budget:  # a token is at least one byte
         return Answer(whole, found)
-    count = count or _counter()
+    count = count or o200k_counter()
     if count(compact(whole)) <= budget:
         return Answer(whole, found)
-    room = budget - count(compact(missing)) - count(CUT_NOTE.format(budget=budget)) - 10
+    least = {key: value for key, value in missing.items() if key != PATHS_KEY}
+    room = budget - count(compact(least)) - count(CUT_NOTE.format(budget=budget)) - 10
+    if PATHS_KEY in missing:  # the paths grow with the values shown: their share of the room, as on the whole
+        values_cost = count(compact(readout.values))
+        room = room * values_cost // (values_cost + count(compact(missing[PATHS_KEY])))
     for _ in range(MAX_RETRIES):
         fitted = fit_readout(readout, max(room, 0), paging, count)
         answer = _assemble(readout, fitted, missing, budget)
+        if PATHS_KEY in missing:  # the paths of the values this page shows
+            answer[PATHS_KEY] = shown_paths(answer, readout.where, readout.totals)
         over = count(compact(answer)) - budget
         if over <= 0:
             return Answer(answer, found)
         room -= over + 5  # what the _more entries took past the room, and a margin
-    # The least it can say: each part as small as it goes, and no _note (the paths alone may be long).
-    return Answer(_assemble(readout, fit_readout(readout, 0, paging, count), missing, 0), found)
+    # The least it can say: each part as small as it goes, no _note (the paths alone may be long), no _paths.
+    return Answer(_assemble(readout, fit_readout(readout, 0, paging, count), least, 0), found)
 
 
 def _assemble(readout: FieldReadout, fitted: Fitted, missing: dict[str, Any], budget: int) -> dict[str, Any]:
@@ -124,10 +142,11 @@ def fit_readout(readout: FieldReadout, room: int, paging: Paging, count: TokenCo
     from pflow_structure.render.budget import fit_values
 
     found = {path: value for path, value in readout.values.items() if path not in readout.errors}
-    return fit_values(found, room, count or _counter(), paging, totals=readout.totals, where=readout.where)
+    return fit_values(found, room, count or o200k_counter(), paging, totals=readout.totals, where=readout.where)
 
 
-def _counter() -> Any:
+def o200k_counter() -> Any:
+    """The o200k token counter (loaded on first use)."""
     from pflow_structure.render.tokens import count_tokens
 
     return count_tokens
@@ -160,7 +179,7 @@ def read_fields_text_answer(
     if count is None and len("\n".join([text, *notes]).encode("utf-8")) <= budget:
         return text, notes  # the common case: the budget module (paging, cutting) is not even loaded
     paging = paging_of(readout, offset, limit, char_offset)
-    count = count or _counter()
+    count = count or o200k_counter()
     used = count("\n".join([text, *notes]))
     room = budget
     for _ in range(MAX_RETRIES):
@@ -186,16 +205,15 @@ def _fitted_text(
     style: str,
     settings: Settings,
 ) -> tuple[str, list[str]]:
-    from pflow_structure.service.reading import FieldReadout
 
     values = {
         path: fitted.values.get(path) for path in readout.values if path in fitted.values or path in readout.errors
     }
-    cut = FieldReadout(readout.execution_id, values, readout.errors, readout.totals, readout.missing, readout.where)
+    cut = readout._replace(values=values)
     text, notes = readout_text(
         cut, format_name, offset=paging.offset, max_items=max_items, offset_hint=_hint_word(style), settings=settings
     )
-    lines = [f"# {path}: {more['shown']}{_read_on(more, style)}" for path, more in fitted.more.items()]
+    lines = [f"# {path}: {more['shown']}{read_on(more, style)}" for path, more in fitted.more.items()]
     structures = [
         f"#   {name}: {compact(info)}"
         for more in fitted.more.values()
@@ -204,7 +222,8 @@ def _fitted_text(
     return "\n".join(line for line in [text, *lines, *structures] if line), notes
 
 
-def _read_on(more: dict[str, Any], style: str) -> str:
+def read_on(more: dict[str, Any], style: str) -> str:
+    """The "; read on: ..." (and "; then: ...") tail of a cut's line."""
     parts = [f"; read on: {next_call(more['next'], style)}"] if "next" in more else []
     parts += [f"; then: {next_call(more['then'], style)}"] if "then" in more else []
     return "".join(parts)
@@ -217,7 +236,7 @@ def next_call(arguments: dict[str, Any], style: str) -> str:
     import shlex
 
     words = ["pflow-structure", "read-fields", arguments["execution_id"], *arguments["field_paths"]]
-    for name in ("offset", "limit", "char_offset"):
+    for name in ("offset", "limit", "char_offset", "names"):
         if name in arguments:
             words += [f"--{name.replace('_', '-')}", str(arguments[name])]
     return shlex.join(words)
@@ -242,6 +261,7 @@ def read_fields_text_call(
     max_tokens: int | None = None,
     max_items: int | None = None,
     style: str = "tool",
+    names: str | None = None,
     settings: Settings | None = None,
 ) -> TextAnswer:
     """Read and answer in ``format_name`` (``json`` too, as :func:`read_fields_answer` with notes) within the budget."""
@@ -253,12 +273,13 @@ def read_fields_text_call(
     settings = settings or Settings.from_env()
     budget = answer_budget(max_tokens, settings)
     readout = read_fields_detailed(
-        execution_id, field_paths, limit=limit, offset=offset, settings=settings, char_offset=char_offset
+        execution_id, field_paths, limit=limit, offset=offset, settings=settings, char_offset=char_offset, names=names
     )
     found = any(path not in readout.errors for path in readout.values)
     count = answer_counter(max_tokens, settings)
     if format_name == "json":
-        answer = answer_from_readout(readout, budget, paging_of(readout, offset, limit, char_offset), count)
+        paging = paging_of(readout, offset, limit, char_offset)
+        answer = answer_from_readout(readout, budget, paging, count, with_paths=style == "cli")
         return TextAnswer(format_json(answer.value), [f"note: {reason}" for reason in readout.errors.values()], found)
     text, notes = read_fields_text_answer(
         readout,
@@ -312,6 +333,8 @@ def readout_text(
         missing=readout.missing,
         render=render,
         offset_hint=offset_hint,
+        named=readout.names is not None,
+        page_counts=readout.page_counts,
     )
     return text, notes
 
@@ -332,89 +355,6 @@ def _value_renderer(format_name: str, settings: Settings, notes: list[str]) -> A
     return render
 
 
-REST_LINE = (
-    "The whole output is cached as {execution_id}: read_fields with that execution_id reads any other path, "
-    '"${{{execution_id}:PATH}}" passes a value on unread.'
-)
-
-
-def fields_answer(
-    described: dict[str, Any],
-    fields: Sequence[str],
-    *,
-    max_tokens: int | None = None,
-    settings: Settings,
-    cache: CacheBackend | None = None,
-) -> dict[str, Any]:
-    """The answer of a run with ``fields``: the values at those paths instead of the structure.
-
-    ``{"execution_id", "node_type", "values": <read_fields' answer dict>, "rest": <one line>}``;
-    when a path misses, ``structure`` (the usual view) comes too, so the misses can be corrected.
-    Within the answer budget: the structure first (cut to half the budget), the values in the rest.
-    """
-    from pflow_structure.render.budget import MORE_KEY
-
-    budget = answer_budget(max_tokens, settings)
-    count = answer_counter(max_tokens, settings) or _counter()
-    execution_id = described["execution_id"]
-    head: dict[str, Any] = {"execution_id": execution_id, "node_type": described["node_type"]}
-    rest = REST_LINE.format(execution_id=execution_id)
-    readout = _read(execution_id, fields, settings, cache)
-    extra: dict[str, Any] = {}
-    if readout.errors:
-        extra["structure"] = _structure_within(described["structure"], budget // 2, count)
-    overhead = count(compact({**head, **extra, "rest": rest})) + 10
-    values = answer_from_readout(readout, max(budget - overhead, 1), paging_of(readout, 0, None, 0), count).value
-    if MORE_KEY in values:  # the values were cut: the note names the call's budget, not their share
-        values["_note"] = CUT_NOTE.format(budget=budget)
-    return {**head, "values": values, **extra, "rest": rest}
-
-
-def _read(execution_id: str, fields: Sequence[str], settings: Settings, cache: CacheBackend | None) -> FieldReadout:
-    from pflow_structure.service.reading import read_fields_detailed
-
-    return read_fields_detailed(execution_id, list(fields), settings=settings, cache=cache)
-
-
-def _structure_within(structure: dict[str, Any], budget: int, count: TokenCounter) -> dict[str, Any]:
-    """The first paths of ``structure`` that fit ``budget`` tokens."""
-    if count is _counter() and len(compact(structure).encode("utf-8")) <= budget:
-        return structure
-    kept: dict[str, Any] = {}
-    used = 0
-    for path, info in structure.items():
-        used += count(compact({path: info}))
-        if used > budget:
-            break
-        kept[path] = info
-    return kept
-
-
-def fields_found(answer: dict[str, Any]) -> bool:
-    """Whether any path of a ``fields`` answer found a value."""
-    values = answer.get("values", {})
-    missing = values.get("_missing", {})
-    return any(path not in missing for path in values if not path.startswith("_"))
-
-
-def fields_text(answer: dict[str, Any]) -> str:
-    """A ``fields`` answer as the command line prints it: a ``path: JSON`` line per path (a miss with its
-    reason), a line per cut with the arguments that read on, the structure when a path missed, the rest line."""
-    from pflow_structure.render.budget import MISSING_KEY, MORE_KEY
-    from pflow_structure.render.fields_text import render_fields_text
-
-    values = answer["values"]
-    shown = {path: value for path, value in values.items() if not path.startswith("_")}
-    lines = [render_fields_text(shown, values.get(MISSING_KEY), max_items=None)]
-    lines += [f"# {path}: {more['shown']}{_read_on(more, 'cli')}" for path, more in values.get(MORE_KEY, {}).items()]
-    if "structure" in answer:
-        lines.append("Structure (to correct the paths that missed):")
-        lines += [f"  {path}: {compact(info)}" for path, info in answer["structure"].items()]
-    execution_id = answer["execution_id"]
-    lines.append(f"Cached as {execution_id}: pflow-structure read-fields {execution_id} PATH reads any other path.")
-    return "\n".join(line for line in lines if line)
-
-
 STRUCTURE_CUT = "{count} more paths not shown to stay under {budget:,} tokens: read a parent path, or raise max_tokens"
 
 
@@ -426,7 +366,7 @@ def structure_within_budget(
     every path shown still reads back."""
     if count is None and len(compact(described).encode("utf-8")) <= budget:
         return described
-    count = count or _counter()
+    count = count or o200k_counter()
     structure = described.get("structure") or {}
     rest = {key: value for key, value in described.items() if key != "structure"}
     used = count(compact(rest)) + count(STRUCTURE_CUT) + 10

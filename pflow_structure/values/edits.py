@@ -101,7 +101,14 @@ def apply_edits(root: Any, set_values: Mapping[str, Any], delete: Sequence[str] 
 
 def _segments(path: str) -> tuple[Segment, ...]:
     if isinstance(path, str) and is_jsonpath(path):
-        raise PathSyntaxError(path, 0, "JSONPath reads values but cannot edit them; write a path such as a.b[0].c")
+        from pflow_structure.paths.jsonpath import singular_segments
+
+        steps = singular_segments(path)  # $.a['b'][0] names one node: it edits as a.b[0] does
+        if steps is None:
+            raise PathSyntaxError(
+                path, 0, "a JSONPath edits only a singular query ($.a['b'][0]); write a path such as a.b[*].c"
+            )
+        return steps
     return parse_path(path)
 
 

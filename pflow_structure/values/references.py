@@ -33,7 +33,7 @@ from pflow_structure.errors import (
     ReferenceTooLargeError,
     UnresolvedReferenceError,
 )
-from pflow_structure.paths import format_path, is_jsonpath, resolve
+from pflow_structure.paths import format_path, resolve
 from pflow_structure.render.output_text import format_json
 
 __all__ = ["DEFAULT_MAX_REFERENCE_BYTES", "has_references", "resolve_references"]
@@ -276,9 +276,7 @@ def _closing_brace(text: str, start: int) -> int:
 
 def _value_at(entry: CacheEntry, path: str) -> Any:
     matches, multi = resolve(entry.outputs, path)
-    if multi:
-        if not matches and is_jsonpath(path):
-            raise PathNotFoundError(path, 0, "the JSONPath finds nothing.")
+    if multi:  # a JSONPath that finds nothing raised in resolve, saying why
         return [match.value for match in matches]
     (match,) = matches
     value = match.value

@@ -7,7 +7,7 @@ times on each Python CI runs it on. SDK servers stand behind the proxy elsewhere
 (the TypeScript SDK) and ``pflow-structure serve`` (the Python SDK, tests/test_mcp_proxy_remote.py).
 Each tool call runs on its own thread, so a long call (``sleep``) does not hold up the others, as in
 an SDK server; the end of the input ends the process, calls in flight or not. One prompt and one
-resource, so that pass-through can be checked.
+resource, so that pass-through can be checked; ``add_tool`` changes the tool list while the session runs.
 """
 
 from __future__ import annotations
@@ -54,6 +54,13 @@ def _last_words(_: dict[str, Any]) -> str:
     return "my last words"
 
 
+def _add_tool(_: dict[str, Any]) -> str:
+    """Adds the tool ``added`` and says so (``notifications/tools/list_changed``) before answering."""
+    TOOLS["added"] = ("A tool add_tool added while the session ran.", {}, lambda _: "added")
+    send({"jsonrpc": "2.0", "method": "notifications/tools/list_changed"})
+    return "added a tool"
+
+
 def _fail(_: dict[str, Any]) -> str:
     raise ToolFailed("the tool failed on purpose")
 
@@ -73,6 +80,7 @@ TOOLS: dict[str, tuple[str, dict[str, Any], Callable[[dict[str, Any]], str]]] = 
     ),
     "die": ("Exits the server process in the middle of the call.", {}, _die),
     "fail": ("A tool error.", {}, _fail),
+    "add_tool": ("Adds the tool added, and tells the client its tool list changed.", {}, _add_tool),
     "plain": (
         "Plain text, one line per item.",
         {"lines": {"type": "integer", "default": 5}},
@@ -128,7 +136,7 @@ def result_of(method: str, params: dict[str, Any]) -> dict[str, Any] | None:
     if method == "initialize":
         return {
             "protocolVersion": params["protocolVersion"],
-            "capabilities": {"tools": {"listChanged": False}, "prompts": {"listChanged": False}, "resources": {}},
+            "capabilities": {"tools": {"listChanged": True}, "prompts": {"listChanged": False}, "resources": {}},
             "serverInfo": {"name": "faulty-test-server", "version": "1.0"},
             "instructions": "A test server with tools that misbehave on purpose.",
         }

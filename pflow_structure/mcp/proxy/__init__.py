@@ -5,6 +5,9 @@ One file a part, in the order a message meets them:
 - :mod:`.startup`: the stdio server started before anything else loads (no event loop, no SDK);
 - :mod:`.run`: the proxy as a process (signals, the client's stdio, the calls in flight at exit);
 - :mod:`.relay`: :class:`~.relay.Proxy`, the JSON-RPC relay between the client and the server;
+- :mod:`.listing` and :mod:`.toollist`: the server's tools as the proxy knows and lists them
+  (``--tools full|compact|light``, ``describe_tools``, ``search_tools``);
+- :mod:`.gateway`: many servers in the place of one (``--config CLIENT_CONFIG``);
 - :mod:`.downstream`: the session with the server behind, over :mod:`.stdio` (a command) or
   :mod:`.remote` (a URL: headers, credentials, and why a connection failed);
 - :mod:`.shaping`: what happens to one tool result (passed, compacted, formatted or cached);

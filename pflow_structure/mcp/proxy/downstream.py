@@ -202,7 +202,7 @@ class Downstream:
         if upstream.url is None:
             from pflow_structure.mcp.proxy.stdio import spawn
 
-            return spawn(list(upstream.command), process)
+            return spawn(list(upstream.command), process, dict(upstream.env))
         from pflow_structure.mcp.compat import open_http
 
         async def seen(response: Any) -> None:

@@ -2,13 +2,14 @@
 
 The proxy relays JSON-RPC messages between its client (on its own stdin/stdout) and the
 server behind it (:mod:`pflow_structure.mcp.proxy.downstream`: a command over stdio, or a URL over
-streamable HTTP or HTTP+SSE). It shapes three things and passes everything else on as it is,
-both ways:
+streamable HTTP or HTTP+SSE; or every server of a client configuration, :mod:`.gateway`). It shapes
+three things and passes everything else on as it is, both ways:
 
 - ``initialize``: the client's own parameters (capabilities included) go to the server, whose
   answer comes back with our name, instructions and the ``tools`` capability added;
 - ``tools/list``: the server's tools (declared output schemas removed: a structure answer would
-  not match them) plus ``read_fields`` and ``edit_fields``;
+  not match them) plus ``read_fields`` and ``edit_fields``, in full or, with ``--tools compact|light``,
+  shorter and with ``describe_tools`` and ``search_tools`` (:mod:`.listing`, :mod:`.toollist`);
 - ``tools/call``: each result goes through :func:`pflow_structure.mcp.proxy.shaping.shape_result`
   (small ones as they are or compact, large ones cached and answered with an execution id and
   their structure); ``read_fields`` and ``edit_fields`` are answered here, and ``${exec-ID:PATH}``
@@ -35,18 +36,14 @@ import anyio
 
 from pflow_structure.errors import ParameterError
 from pflow_structure.mcp.proxy.downstream import DEFAULT_START_TIMEOUT, Downstream, DownstreamError, Session
+from pflow_structure.mcp.proxy.gateway import Gateway
+from pflow_structure.mcp.proxy.listing import Listing
 from pflow_structure.mcp.proxy.remote import Upstream
 from pflow_structure.mcp.proxy.repeats import Repeats
-from pflow_structure.mcp.proxy.selection import take_fields, with_fields_argument
-from pflow_structure.mcp.proxy.shaping import DEFAULT_BUDGET, pop_want, tool_schemas, with_want
-from pflow_structure.mcp.tools import (
-    EDIT_TOOL,
-    EDIT_TOOL_DESCRIPTION,
-    EDIT_TOOL_SCHEMA,
-    READ_TOOL,
-    READ_TOOL_DESCRIPTION,
-    READ_TOOL_SCHEMA,
-)
+from pflow_structure.mcp.proxy.selection import take_fields
+from pflow_structure.mcp.proxy.shaping import DEFAULT_BUDGET, pop_want, tool_schemas
+from pflow_structure.mcp.proxy.toollist import listed_tools, our_tools, proxied_tool
+from pflow_structure.mcp.tools import EDIT_TOOL, READ_TOOL
 
 if TYPE_CHECKING:
     from pflow_structure.settings import Settings
@@ -55,7 +52,6 @@ __all__ = ["DEFAULT_START_TIMEOUT", "DownstreamError", "Proxy"]  # run and serve
 
 INTERNAL_ERROR = -32603
 CLIENT_LEFT = "the client disconnected"  # the answer to what the server asks a client that has left
-MAX_TOOL_PAGES = 100
 
 INSTRUCTIONS = (
     "Answers from this server come through pflow-structure {version}: a result too large to show comes back as an "
@@ -63,6 +59,10 @@ INSTRUCTIONS = (
     "{read_tool} with that execution_id and only the paths you need. Any tool also takes _want (plain words for "
     "the fields you need: the structure lists them first) and _fields (paths you know already: their values come "
     "back in the same call, the rest stays cached)."
+)
+SHORT_LIST = (
+    "The tool list is short: {describe} gives the full definition of the tools you name, {search} finds tools for a "
+    "few words; any listed tool can be called at once."
 )
 
 
@@ -74,31 +74,34 @@ def _result(request_id: Any, result: dict[str, Any]) -> dict[str, Any]:
     return {"jsonrpc": "2.0", "id": request_id, "result": result}
 
 
-class Proxy:
+class Proxy(Listing):
     """The relay: the client's messages to the server and back, shaping what it shapes."""
 
     def __init__(
         self,
-        upstream: Upstream,
+        upstream: Upstream | dict[str, Upstream],
         settings: Settings | None,
         group: Any,
         *,
         budget: int = DEFAULT_BUDGET,
         start_timeout: float = DEFAULT_START_TIMEOUT,
+        tools: str = "full",
+        separator: str = ".",
     ) -> None:
         self._settings = settings
+        self.start_listing(tools)
         self.budget = budget
         self.group = group
-        self.downstream = Downstream(upstream, group, self._from_downstream, start_timeout=start_timeout)
-        self.read_tool = READ_TOOL
-        self.edit_tool = EDIT_TOOL
+        self.downstream: Any = (  # many servers (--config CLIENT_CONFIG) behind one: mcp/proxy/gateway.py
+            Gateway(upstream, group, self._from_downstream, start_timeout=start_timeout, separator=separator)
+            if isinstance(upstream, dict)
+            else Downstream(upstream, group, self._from_downstream, start_timeout=start_timeout)
+        )
         self.schemas: dict[str, Any] = {}  # input schema by tool name, for arguments that hold references
         self.shaped: list[str] = []  # kinds of the answers given, for tests and benchmarks
         self.repeats = Repeats()  # the last result of each call this session (ids and digests)
         self.to_client: Any = None
         self.initialized = False
-        self._read_tool_known = False
-        self._listing = anyio.Lock()
         self._forwarded: dict[Any, tuple[Session, int]] = {}  # client's request id -> where it went
         self._asked: dict[int, tuple[Session, Any]] = {}  # our id towards the client -> the server's request
         self._ask_ids = itertools.count(1)
@@ -116,6 +119,9 @@ class Proxy:
 
             self._settings = Settings.from_env()
         return self._settings
+
+    def session_settings(self) -> Settings:
+        return self.settings
 
     # -- the client's side ----------------------------------------------------------------------
     async def run(self, read_stream: Any, write_stream: Any) -> None:
@@ -226,9 +232,10 @@ class Proxy:
             await self.send_client(message)
 
     async def _tools_changed(self, message: dict[str, Any]) -> None:
-        self._read_tool_known = False
+        self.names_known = False
+        self.catalog = None
         with contextlib.suppress(DownstreamError):  # else decided on the next listing
-            await self._choose_read_tool()
+            await self.choose_names()
         await self.send_client(message)
 
     # -- requests -------------------------------------------------------------------------------
@@ -247,7 +254,12 @@ class Proxy:
         result["capabilities"] = {"tools": {}, **(result.get("capabilities") or {})}
         # serverInfo stays the server's own (name, title, version): clients show it and key settings by it;
         # that pflow-structure answers in front of it is said in the instructions.
-        parts = (result.get("instructions"), INSTRUCTIONS.format(read_tool=self.read_tool, version=__version__))
+        parts: tuple[Any, ...] = (
+            result.get("instructions"),
+            INSTRUCTIONS.format(read_tool=self.read_tool, version=__version__),
+        )
+        if self.tools_mode != "full":
+            parts += (SHORT_LIST.format(describe=self.describe_tool, search=self.search_tool),)
         result["instructions"] = "\n\n".join(part for part in parts if part)
         return _result(request["id"], result)
 
@@ -261,42 +273,15 @@ class Proxy:
         answer = await self.downstream.request(request["method"], request.get("params"), sent=sent)
         return {**answer, "id": request["id"]}
 
-    def _has_tools(self) -> bool:
-        return "tools" in (self.downstream.init_result.get("capabilities") or {})
-
-    async def _list_pages(self) -> list[dict[str, Any]]:
-        pages: list[dict[str, Any]] = []
-        cursor = None
-        for _ in range(MAX_TOOL_PAGES):
-            answer = await self.downstream.request("tools/list", {"cursor": cursor} if cursor else None)
-            if "error" in answer:
-                break
-            pages.append(answer["result"])
-            cursor = answer["result"].get("nextCursor")
-            if not cursor:
-                break
-        return pages
-
-    async def _choose_read_tool(self) -> list[dict[str, Any]]:
-        """``read_fields``, or ``pflow_structure_read_fields`` when the server has a tool of that
-        name; decided over every page of its tool list, when first needed. Returns the pages."""
-        async with self._listing:
-            if self._read_tool_known:
-                return []
-            pages = await self._list_pages() if self._has_tools() else []
-            names = {tool.get("name") for page in pages for tool in page.get("tools", [])}
-            for page in pages:
-                self.schemas.update(tool_schemas(page))
-            self.read_tool = READ_TOOL if READ_TOOL not in names else f"pflow_structure_{READ_TOOL}"
-            self.edit_tool = EDIT_TOOL if EDIT_TOOL not in names else f"pflow_structure_{EDIT_TOOL}"
-            self._read_tool_known = True
-            return pages
-
     async def _list_tools(self, request: dict[str, Any]) -> dict[str, Any]:
         params = request.get("params") or {}
+        if self.tools_mode != "full":  # one page: every tool, in short, then ours
+            discovery = our_tools(self.describe_tool, self.search_tool)
+            listed = listed_tools(self.tools_mode, await self.tool_catalog(), self.ours(), discovery)
+            return _result(request["id"], {"tools": listed})
         await self.downstream.session()
-        pages = await self._choose_read_tool()
-        if not self._has_tools():
+        pages = await self.choose_names()
+        if not self.has_tools():
             listing: dict[str, Any] = {"tools": []}
         elif pages and not params.get("cursor"):
             listing = pages[0]  # just listed for the name: no second round trip
@@ -306,23 +291,8 @@ class Proxy:
                 return answer
             listing = answer["result"]
         self.schemas.update(tool_schemas(listing))
-        tools = [
-            with_fields_argument(with_want({k: v for k, v in tool.items() if k != "outputSchema"}))
-            for tool in listing.get("tools", [])
-        ]
-        if not params.get("cursor"):
-            from pflow_structure.service.clients import declared_size
-
-            size = declared_size(self.settings)  # what our answers may hold, for a client that reads it
-            tools.append(
-                {"name": self.read_tool, "description": READ_TOOL_DESCRIPTION, "inputSchema": READ_TOOL_SCHEMA}
-                | {"_meta": size}
-            )
-            tools.append(
-                {"name": self.edit_tool, "description": EDIT_TOOL_DESCRIPTION, "inputSchema": EDIT_TOOL_SCHEMA}
-                | {"_meta": size}
-            )
-        return _result(request["id"], {**listing, "tools": tools})
+        tools = [proxied_tool(tool) for tool in listing.get("tools", [])]
+        return _result(request["id"], {**listing, "tools": tools + ([] if params.get("cursor") else self.ours())})
 
     async def _call_tool(self, request: dict[str, Any]) -> dict[str, Any]:
         from pflow_structure.mcp.compat import to_dict
@@ -332,14 +302,16 @@ class Proxy:
         name = params.get("name")
         arguments = dict(params.get("arguments") or {})
         ours = (READ_TOOL, f"pflow_structure_{READ_TOOL}", EDIT_TOOL, f"pflow_structure_{EDIT_TOOL}")
-        if not self._read_tool_known and name in ours:
-            await self._choose_read_tool()
+        if not self.names_known and name in ours:
+            await self.choose_names()
         if name in (self.read_tool, self.edit_tool):
             return _result(request["id"], await self._answer_ours(str(name), arguments))
+        if self.tools_mode != "full" and name in (self.describe_tool, self.search_tool):
+            return _result(request["id"], await self.discover(str(name), arguments))
         ours_named = any("want" in key or "fields" in key for key in arguments)
-        if name not in self.schemas and not self._read_tool_known and ours_named:
+        if name not in self.schemas and not self.names_known and ours_named:
             with contextlib.suppress(DownstreamError):
-                await self._choose_read_tool()  # whether the tool has a _want or _fields of its own decides ours
+                await self.choose_names()  # whether the tool has a _want or _fields of its own decides ours
         arguments, want = pop_want(arguments, self.schemas.get(str(name)))
         try:
             arguments, fields = take_fields(arguments, self.schemas.get(str(name)))  # _fields is ours
@@ -392,9 +364,9 @@ class Proxy:
 
         if not has_references(arguments):
             return arguments, None
-        if name not in self.schemas and not self._read_tool_known:
+        if name not in self.schemas and not self.names_known:
             with contextlib.suppress(DownstreamError):
-                await self._choose_read_tool()  # lists every page of tools, with their input schemas
+                await self.choose_names()  # lists every page of tools, with their input schemas
         return await resolved_or_error(arguments, self.schemas.get(name), self.settings, "proxy")
 
     def _shape(

@@ -52,6 +52,7 @@ class Upstream:
     transport: str = "streamable-http"
     headers: Mapping[str, str] = field(default_factory=dict, repr=False)  # values may be secrets
     timeout: float = DEFAULT_TIMEOUT
+    env: Mapping[str, str] = field(default_factory=dict, repr=False)  # a stdio server's own variables (a gateway's)
 
     @property
     def remote(self) -> bool:

@@ -37,7 +37,7 @@ REFUSE_WAIT = 30.0  # seconds a proxy that cannot start waits for the client's i
 
 
 async def serve(
-    upstream: Upstream | list[str],
+    upstream: Upstream | list[str] | dict[str, Upstream],
     settings: Settings | Callable[[], Settings],
     *,
     budget: int = DEFAULT_BUDGET,
@@ -45,18 +45,22 @@ async def serve(
     streams: tuple[Any, Any] | None = None,
     ready: Any = None,
     process: Any = None,
+    tools: str = "full",
+    separator: str = ".",
 ) -> None:
     """Run the proxy until the client leaves (stdio, or the given server-side ``streams``).
 
     The server is started (or connected to) at once, so it starts while the client connects;
     its ``initialize`` waits for the client's, whose capabilities it carries."""
-    if not isinstance(upstream, Upstream):
+    if isinstance(upstream, list):
         upstream = Upstream(command=tuple(upstream))
-    if not upstream.remote and not upstream.command:
+    if isinstance(upstream, Upstream) and not upstream.remote and not upstream.command:
         raise ParameterError("no downstream command: put it after --, e.g. proxy -- npx -y some-mcp-server")
     failure: Exception | None = None
     async with anyio.create_task_group() as group:
-        proxy = Proxy(upstream, None, group, budget=budget, start_timeout=start_timeout)
+        proxy = Proxy(
+            upstream, None, group, budget=budget, start_timeout=start_timeout, tools=tools, separator=separator
+        )
         proxy.downstream.prestart(process)
         await anyio.sleep(0)  # the server starts now; the rest of the set-up runs meanwhile
         try:
@@ -67,7 +71,8 @@ async def serve(
         else:
             if ready is not None:
                 ready(proxy)
-            await _relay(proxy, streams, upstream.timeout)
+            finish_within = upstream.timeout if isinstance(upstream, Upstream) else proxy.downstream.timeout
+            await _relay(proxy, streams, finish_within)
             if proxy.start_failure is not None:
                 failure = proxy.start_failure
             elif not proxy.initialized:
@@ -117,11 +122,19 @@ async def refuse(text: str, streams: tuple[Any, Any] | None = None) -> None:
 
 
 def run(
-    upstream: Upstream | list[str], settings: Settings | Callable[[], Settings], *, budget: int, start_timeout: float
+    upstream: Upstream | list[str] | dict[str, Upstream],
+    settings: Settings | Callable[[], Settings],
+    *,
+    budget: int,
+    start_timeout: float,
+    tools: str = "full",
+    separator: str = ".",
 ) -> None:
     """Blocking entry point for the CLI: a stdio server is started first, before the event loop."""
     process = None
-    command = upstream.command if isinstance(upstream, Upstream) else tuple(upstream)
+    command = (
+        upstream.command if isinstance(upstream, Upstream) else tuple(upstream) if isinstance(upstream, list) else ()
+    )
     if command and not (isinstance(upstream, Upstream) and upstream.remote):
         from pflow_structure.mcp.proxy.startup import start, take
 
@@ -136,7 +149,17 @@ def run(
     terminated = _TerminateAsInterrupt()
     failure: Exception | None = None
     try:
-        anyio.run(lambda: serve(upstream, settings, budget=budget, start_timeout=start_timeout, process=process))
+        anyio.run(
+            lambda: serve(
+                upstream,
+                settings,
+                budget=budget,
+                start_timeout=start_timeout,
+                process=process,
+                tools=tools,
+                separator=separator,
+            )
+        )
     except (DownstreamError, StructureError) as exc:  # a start-up failure, already answered to initialize
         failure = exc
         interrupted = False

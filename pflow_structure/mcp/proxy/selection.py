@@ -71,7 +71,7 @@ def fields_result(
     from pflow_structure.mcp.proxy.shaping import is_text_lines, payload
     from pflow_structure.render.output_text import format_json
     from pflow_structure.service import store_outputs
-    from pflow_structure.service.answers import fields_answer, fields_found
+    from pflow_structure.service.field_answers import fields_answer, fields_found
 
     if result.get("isError"):
         return None

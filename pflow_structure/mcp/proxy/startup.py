@@ -63,9 +63,14 @@ def _unused(process: subprocess.Popen[bytes]) -> None:
             process.kill()
 
 
-def start(command: list[str]) -> subprocess.Popen[bytes]:
+def start(command: list[str], env: dict[str, str] | None = None) -> subprocess.Popen[bytes]:
     """Start ``command`` now, without an event loop (the proxy starts its server before it imports
-    the rest). Raises OSError when it cannot start."""
+    the rest), with ``env`` added to this process's environment. Raises OSError when it cannot start."""
     return subprocess.Popen(
-        command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=None, start_new_session=os.name == "posix"
+        command,
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=None,
+        start_new_session=os.name == "posix",
+        env={**os.environ, **env} if env else None,
     )

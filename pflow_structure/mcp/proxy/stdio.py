@@ -251,11 +251,13 @@ async def _write_all(source: Any, write: Any) -> None:
 
 
 @contextlib.asynccontextmanager
-async def spawn(command: list[str], process: subprocess.Popen[bytes] | None = None) -> AsyncIterator[tuple[Any, Any]]:
+async def spawn(
+    command: list[str], process: subprocess.Popen[bytes] | None = None, env: dict[str, str] | None = None
+) -> AsyncIterator[tuple[Any, Any]]:
     """Start ``command`` (or take the ``process`` already started for it); yield (receive, send)
     message streams. Raises OSError when it cannot start. Pipes are read and written in worker
     threads, so a process started before the event loop is used the same way."""
-    process = process or start(command)
+    process = process or start(command, env)
     assert process.stdin is not None and process.stdout is not None
     track(process)
     stdout, stdin = anyio.wrap_file(process.stdout), anyio.wrap_file(process.stdin)
