@@ -55,6 +55,18 @@ def test_the_same_call_with_the_same_result_answers_unchanged_with_the_first_id(
     )
 
 
+def test_one_changed_field_answers_its_path_and_new_value_with_the_new_id() -> None:
+    settings, repeats = Settings.from_env(), Repeats()
+    first = call(repeats, {}, JOBS, settings)
+    changed = call(repeats, {}, [{**job, "state": "failed"} if job["id"] == 7 else job for job in JOBS], settings)
+    assert changed.kind == "changed"
+    assert changed.result["content"][0]["text"] == (
+        f"Changed since {first.execution_id}: 1 path differs; the whole new result is cached as "
+        f'{changed.execution_id}.\nresult[7].state: "failed"'
+    )
+    assert settings.cache().get(changed.execution_id).outputs["result"][7]["state"] == "failed"
+
+
 def test_other_arguments_are_another_call() -> None:
     settings, repeats = Settings.from_env(), Repeats()
     call(repeats, {"branch": "main"}, JOBS, settings)

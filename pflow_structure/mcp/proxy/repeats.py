@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import threading
 from collections import OrderedDict
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
@@ -45,6 +46,7 @@ class Repeats:
     def __init__(self, max_calls: int = MAX_CALLS) -> None:
         self.max_calls = max_calls
         self._last: OrderedDict[str, tuple[str, str]] = OrderedDict()
+        self._lock = threading.Lock()  # calls are shaped in worker threads, several at a time
 
     def answer(
         self, shape: Callable[..., Shaped], tool: str, arguments: dict[str, Any], result: dict[str, Any], **options: Any
@@ -56,7 +58,8 @@ class Repeats:
         if digest is None:
             return shape(tool, arguments, result, **options)
         key = call_key(tool, {"arguments": arguments, "want": options.get("want")})  # another want, another view
-        last = self._last.get(key)
+        with self._lock:
+            last = self._last.get(key)
         if last is not None and last[1] == digest and _still_cached(settings, last[0]):
             self._remember(key, last[0], digest)
             return _said(UNCHANGED.format(execution_id=last[0], tool=tool), result)
@@ -67,6 +70,8 @@ class Repeats:
         if value is None:
             return shaped
         execution_id = shaped.execution_id or _store(tool, arguments, result, value, settings)
+        if execution_id is None:
+            return shaped
         self._remember(key, execution_id, digest)
         if last is None:
             return shaped
@@ -83,10 +88,11 @@ class Repeats:
         return answer._replace(execution_id=execution_id, kind="changed")
 
     def _remember(self, key: str, execution_id: str, digest: str) -> None:
-        self._last[key] = (execution_id, digest)
-        self._last.move_to_end(key)
-        while len(self._last) > self.max_calls:
-            self._last.popitem(last=False)
+        with self._lock:
+            self._last[key] = (execution_id, digest)
+            self._last.move_to_end(key)
+            while len(self._last) > self.max_calls:
+                self._last.popitem(last=False)
 
 
 def call_key(tool: str, arguments: dict[str, Any]) -> str:
@@ -142,13 +148,18 @@ def _value(result: dict[str, Any]) -> Any:
     return None if found is None else found[0]
 
 
-def _store(tool: str, arguments: dict[str, Any], result: dict[str, Any], value: Any, settings: Settings) -> str:
-    """Cache a result answered inline, so that a later call can name it and compare with it."""
-    from pflow_structure.service import store_outputs
+def _store(tool: str, arguments: dict[str, Any], result: dict[str, Any], value: Any, settings: Settings) -> str | None:
+    """Cache a result answered inline, so that a later call can name it and compare with it; None when
+    the cache cannot hold it (the answer stays as it is: remembering is never worth a failed call)."""
+    from pflow_structure.errors import StructureError
+    from pflow_structure.service import capture_outputs
 
     text = [["result"]] if is_text_lines(result, value) else []
-    described = store_outputs(f"mcp:{tool}", arguments, {"result": value}, settings=settings, text_paths=text)
-    return str(described["execution_id"])
+    try:
+        captured = capture_outputs(f"mcp:{tool}", arguments, {"result": value}, settings=settings, text_paths=text)
+    except StructureError:
+        return None
+    return str(captured.result["execution_id"]) if captured.cached else None
 
 
 def _still_cached(settings: Settings, execution_id: str) -> bool:
