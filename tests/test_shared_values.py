@@ -56,6 +56,18 @@ def test_a_page_refers_to_items_by_their_index_in_the_whole_list() -> None:
     assert exact(expand_shared(shared, "result", first_index=2)) == exact(page)
 
 
+def test_a_wildcard_read_refers_to_each_item_by_its_own_path() -> None:
+    rules = [alert["rule"] for alert in alerts()][2:]
+    shared, count = share_repeats(rules, "result[*].rule", first_index=2)
+    assert (count, shared[1:]) == (2, ["=result[2].rule", "=result[2].rule"])
+    assert exact(expand_shared(shared, "result[*].rule", first_index=2)) == exact(rules)
+
+
+def test_a_jsonpath_read_is_not_shared() -> None:
+    rules = [alert["rule"] for alert in alerts()]
+    assert share_repeats(rules, "$..rule") == (rules, 0)
+
+
 def test_a_value_holding_a_string_that_starts_with_the_marker_is_left_as_it_is() -> None:
     value = [{"formula": "=SUM(A1:A3)", "rule": {"help": "x" * 100}}, {"rule": {"help": "x" * 100}}]
     assert share_repeats(value, "result") == (value, 0)

@@ -26,7 +26,7 @@ from __future__ import annotations
 
 import json
 
-from pflow_structure.paths.grammar import is_plain_key, parse_path, quote_key
+from pflow_structure.paths.grammar import is_jsonpath, is_plain_key, parse_path, quote_key
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -47,7 +47,7 @@ def share_repeats(
     index of the first item when ``value`` is a page of a longer list (``offset``), so a reference
     names the item's index in the whole list.
     """
-    if not isinstance(value, (dict, list)) or not value:
+    if not isinstance(value, (dict, list)) or not value or not _named_from(root, value):
         return value, 0
     texts: dict[int, str] = {}
     counts: dict[str, int] = {}
@@ -116,9 +116,21 @@ def _count_references(node: Any) -> int:
     return sum(_count_references(item) for item in items)
 
 
+def _named_from(root: str, value: Any) -> bool:
+    """Whether a path can name each place of ``value`` read at ``root``: a template path, or one with a
+    single ``[*]`` over a list (item ``i`` of ``result[*].rule`` is ``result[i].rule``); not JSONPath."""
+    if is_jsonpath(root):
+        return False
+    wildcards = root.count("[*]")
+    return wildcards == 0 or (wildcards == 1 and isinstance(value, list))
+
+
 def reference_path(root: str, segments: Sequence[str | int], first_index: int = 0) -> str:
     """The path of ``segments`` below ``root``: ``result[0].rule`` (a page's indices counted from
-    ``first_index``)."""
+    ``first_index``; a ``[*]`` in ``root`` takes the item's index: ``result[*].rule`` -> ``result[3].rule``)."""
+    if "[*]" in root and segments and isinstance(segments[0], int):
+        root = root.replace("[*]", f"[{segments[0] + first_index}]", 1)
+        segments, first_index = segments[1:], 0
     parts = []
     for position, segment in enumerate(segments):
         if isinstance(segment, int):
@@ -136,17 +148,23 @@ def expand_shared(value: Any, root: str = "", *, first_index: int = 0) -> Any:
 
     def resolve(reference: str) -> Any:
         rest = reference[len(MARKER) :]
+        if "[*]" in root:  # "=result[3].rule" under "result[*].rule": item 3, then what follows
+            head, tail = root.split("[*]", 1)
+            index, _, after = rest[len(head) + 1 :].partition("]")
+            if not rest.startswith(head + "[") or not after.startswith(tail):
+                raise ValueError(f"reference {reference!r} does not name a place under {root!r}")
+            return walk(value[int(index) - first_index], parse_path("x" + after[len(tail) :])[1:], 0)
         if root:
             if not rest.startswith(root):
                 raise ValueError(f"reference {reference!r} does not start with {root!r}")
             rest = rest[len(root) :]
         elif not rest.startswith("["):
             rest = "." + rest
-        node = value
-        for position, segment in enumerate(parse_path("x" + rest)[1:]):
-            if isinstance(segment, int) and position == 0:
-                segment -= first_index
-            node = node[segment]
+        return walk(value, parse_path("x" + rest)[1:], first_index)
+
+    def walk(node: Any, segments: Sequence[Any], base: int) -> Any:
+        for position, segment in enumerate(segments):
+            node = node[segment - base if isinstance(segment, int) and position == 0 else segment]
         return expand(node)
 
     def expand(node: Any) -> Any:
