@@ -42,11 +42,14 @@ def render_fields_text(
     that pages on (``--offset`` on the command line, ``offset`` for an MCP tool). ``named``: the
     values of wildcard and JSONPath paths are ``{concrete path: value}`` pairs, one line each below
     the ``path:`` line. ``page_counts``: paths whose ``missing`` count covers only the page (its length).
+    An object that repeats is stated once and referred to as ``"=PATH"`` after
+    (:mod:`pflow_structure.render.shared`, one legend line on top).
     """
     errors = errors or {}
     totals = totals or {}
     missing = missing or {}
     lines: list[str] = []
+    shared = 0
     columns = _column_groups(values, errors, totals) if render is not None else {}
     for path, value in values.items():
         group = columns.get(path)
@@ -59,6 +62,11 @@ def render_fields_text(
             reason = errors[path].replace("\n", "\n  # ")
             lines.append(f"{path}: null  # {reason}")
             continue
+        if isinstance(value, (list, dict)) and not (named and path in totals):  # a repeat said once: "=PATH"
+            from pflow_structure.render.shared import share_repeats
+
+            value, references = share_repeats(value, path, first_index=offset if path in totals else 0)
+            shared += references
         note = ""
         if isinstance(value, list) and path in totals:
             shown = value
@@ -90,6 +98,10 @@ def render_fields_text(
         else:
             text = _json(value)
         lines.append(f"{path}: {text}{note}")
+    if shared:
+        from pflow_structure.render.shared import LEGEND
+
+        lines.insert(0, LEGEND)
     return "\n".join(lines)
 
 

@@ -39,6 +39,7 @@ from pflow_structure.mcp.proxy.downstream import DEFAULT_START_TIMEOUT, Downstre
 from pflow_structure.mcp.proxy.gateway import Gateway
 from pflow_structure.mcp.proxy.listing import Listing
 from pflow_structure.mcp.proxy.remote import Upstream
+from pflow_structure.mcp.proxy.repeats import Repeats
 from pflow_structure.mcp.proxy.selection import Selection, take_fields
 from pflow_structure.mcp.proxy.shaping import DEFAULT_BUDGET, pop_want, tool_schemas
 from pflow_structure.mcp.proxy.toollist import listed_tools, our_tools, proxied_tool
@@ -99,6 +100,7 @@ class Proxy(Listing):
         )
         self.schemas: dict[str, Any] = {}  # input schema by tool name, for arguments that hold references
         self.shaped: list[str] = []  # kinds of the answers given, for tests and benchmarks
+        self.repeats = Repeats()  # the last result of each call this session (ids and digests)
         self.to_client: Any = None
         self.initialized = False
         self._forwarded: dict[Any, tuple[Session, int]] = {}  # client's request id -> where it went
@@ -380,16 +382,14 @@ class Proxy(Listing):
             return Shaped(selected, "fields", 0, 0)
         # Shown inline up to the inline threshold, and never past the answer budget.
         inline = min(self.budget, self.settings.answer_budget)
-        shaped = shape_and_store(
-            tool,
-            arguments,
-            result,
-            settings=self.settings,
-            budget=inline,
-            read_tool=self.read_tool,
-            want=want,
-            schema=self.schemas.get(tool),
-        )
+        options = {
+            "settings": self.settings,
+            "budget": inline,
+            "read_tool": self.read_tool,
+            "want": want,
+            "schema": self.schemas.get(tool),
+        }
+        shaped = self.repeats.answer(shape_and_store, tool, arguments, result, **options)  # a repeat said once
         cached = shaped.kind == "cached"
         record_result(self.settings, f"mcp:{tool}", cached=cached, raw=shaped.tokens_in, answered=shaped.tokens_out)
         return shaped

@@ -50,9 +50,10 @@ class Shaped(NamedTuple):
     """The answer for the agent, how it was made, and the token counts before and after."""
 
     result: dict[str, Any]
-    kind: str  # "passed", "compacted", "formatted" or "cached"
+    kind: str  # "passed", "compacted", "formatted" or "cached" (the proxy adds "unchanged", "changed", "fields")
     tokens_in: int
     tokens_out: int
+    execution_id: str | None = None  # where a cached result went
 
 
 def _compact(value: Any) -> str:
@@ -304,7 +305,7 @@ def shape_result(
     shaped: dict[str, Any] = {"content": [{"type": "text", "text": text}], "isError": False}
     if "_meta" in result:
         shaped["_meta"] = result["_meta"]
-    return Shaped(shaped, "cached", tokens_in, count(text))
+    return Shaped(shaped, "cached", tokens_in, count(text), described["execution_id"])
 
 
 def _visible_text(result: dict[str, Any]) -> str:
