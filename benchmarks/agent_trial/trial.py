@@ -48,8 +48,8 @@ def cli_argv(command: Sequence[str]) -> list[str] | str:
     verb, rest = command[0], list(command[1:])
     if verb == "help":
         return [*rest[:1], "--help"] if rest[:1] in (["run"], ["read-fields"]) else ["--help"]
-    if verb == "read-fields":
-        return ["read-fields", *rest]
+    if verb in ("read-fields", "structure"):  # structure: the full view of a cached execution (want answers name it)
+        return [verb, *rest]
     if verb == "run":
         known = responses()
         if not rest or rest[0] not in known:
