@@ -329,7 +329,7 @@ def _json_file(tmp_path: Path) -> Path:
 def test_registry_run_with_an_unwritable_cache_warns_and_read_fields_finds_the_fallback(tmp_path: Path) -> None:
     main = _not_a_directory(tmp_path)
     config = Settings(cache_dir=main)  # default fallback: under TMPDIR (see conftest)
-    run = registry_run("read-json", {"path": str(_json_file(tmp_path))}, settings=config)
+    run = registry_run("read-json", {"path": str(_json_file(tmp_path))}, settings=config, structure=True)
     fallback = config.cache().fallback_directory
     assert run["structure"]["result"] == {"type": "list", "length": 3}
     assert run["warnings"] == [
@@ -341,7 +341,7 @@ def test_registry_run_with_an_unwritable_cache_warns_and_read_fields_finds_the_f
 
 def test_registry_run_with_no_writable_directory_still_returns_the_structure(tmp_path: Path) -> None:
     cache = ExecutionCache(_not_a_directory(tmp_path, "one"), fallback_directory=_not_a_directory(tmp_path, "two"))
-    run = registry_run("read-json", {"path": str(_json_file(tmp_path))}, cache=cache)
+    run = registry_run("read-json", {"path": str(_json_file(tmp_path))}, cache=cache, structure=True)
     assert run["structure"]["result"] == {"type": "list", "length": 3}
     assert run["warnings"][-1] == (
         "The execution was not cached, so read_fields cannot read it; "

@@ -385,7 +385,10 @@ def test_format_stats_times_runs_after_one_untimed_render() -> None:
 
 def test_read_fields_without_a_path_is_a_usage_error(people_run: str) -> None:
     outcome = cli_runner().invoke(main, ["read-fields", people_run])
-    assert outcome.exit_code == 2 and "Missing argument 'PATH...'" in outcome.stderr
+    assert (
+        outcome.exit_code == 2
+        and "Error: Give PATH... or --jq EXPR (one of them): the paths to read, or a jq expression." in outcome.stderr
+    )
 
 
 def test_read_fields_table_past_the_end_says_none_shown(people_run: str) -> None:

@@ -48,7 +48,7 @@ def test_unknown_node_suggests_close_matches() -> None:
 
 
 def test_plugin_node_registered_by_entry_point_runs(plugin: None) -> None:
-    run = registry_run("sample-list", {"n": 4})
+    run = registry_run("sample-list", {"n": 4}, structure=True)
     assert run["structure"]["result"] == {"type": "list", "length": 4}
     assert read_fields(run["execution_id"], ["result[-1].title"]) == {"result[-1].title": "item 3"}
 

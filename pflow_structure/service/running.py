@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 from pflow_structure.errors import NodeExecutionError
+
+TYPE_CHECKING = False  # typing is not imported at run time: read-fields loads this package (docs/performance.md)
+if TYPE_CHECKING:
+    from typing import Any
 
 
 def run_node(node_type: str, params: dict[str, Any]) -> dict[str, Any]:
