@@ -144,9 +144,7 @@ def test_read_fields_format_that_does_not_fit_falls_back_once_to_the_format_that
     assert (outcome.exit_code, auto.exit_code) == (0, 0)
     assert outcome.stdout == auto.stdout  # a nested dict and a lone record: auto's choice for each
     assert outcome.stdout.startswith("result:\n  people[30]{id,name,role}:\n")
-    assert outcome.stderr == (
-        "note: values that table cannot hold are shown in the format that fits (--format auto)\n"
-    )
+    assert outcome.stderr == "note: values that table cannot hold are shown in the format that fits (--format auto)\n"
 
 
 # -- the proxy's small answers ---------------------------------------------------------------

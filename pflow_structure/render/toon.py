@@ -155,8 +155,11 @@ def _inline(items: Sequence[Any]) -> str:
     """Primitives on one line, comma-separated. When one string needs quotes (a comma in it, say),
     every string is quoted: ``"a, b","c"`` reads as two items at a glance, ``"a, b",c`` less surely."""
     cells = [_scalar(item) for item in items]
-    if any(isinstance(item, str) and cell.startswith('"') for item, cell in zip(items, cells)):
-        cells = [quote_text(str.__str__(item)) if isinstance(item, str) else cell for item, cell in zip(items, cells)]
+    if any(isinstance(item, str) and cell.startswith('"') for item, cell in zip(items, cells, strict=True)):
+        cells = [
+            quote_text(str.__str__(item)) if isinstance(item, str) else cell
+            for item, cell in zip(items, cells, strict=True)
+        ]
     return ",".join(cells)
 
 

@@ -316,14 +316,14 @@ def _value_renderer(format_name: str, settings: Settings, notes: list[str]) -> A
     from pflow_structure.render.auto import render_named
 
     def render(value: Any) -> str:
-        options = {"operation": "read-fields", "failure_log": settings.failure_log}
+        log = settings.failure_log
         try:
-            return render_named(value, format_name, **options)
+            return render_named(value, format_name, operation="read-fields", failure_log=log)
         except NotRepresentable:
             note = f"note: values that {format_name} cannot hold are shown in the format that fits (--format auto)"
             if note not in notes:
                 notes.append(note)
-            return render_named(value, "auto", **options)
+            return render_named(value, "auto", operation="read-fields", failure_log=log)
 
     return render
 
