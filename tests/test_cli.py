@@ -114,6 +114,11 @@ def test_every_option_has_help_text(name: str, command: click.Command) -> None:
     assert missing == [], f"{name}: options without help: {missing}"
 
 
+def test_the_help_names_the_pflow_cli_releases_the_pflow_command_runs() -> None:
+    (line,) = [line for line in invoke("--help").stdout.splitlines() if line.startswith("  pflow ")]
+    assert line.split(None, 1)[1].startswith("Run pflow-cli 0.16 (or 0.8 to 0.10) with the")
+
+
 @pytest.mark.parametrize("name", [name for name, _ in walk_commands(main)])
 def test_every_command_prints_its_help_page(name: str) -> None:
     words = [] if name == "pflow-structure" else name.split()

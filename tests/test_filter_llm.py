@@ -12,7 +12,6 @@ import contextlib
 import json
 import os
 import threading
-import time
 from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
@@ -252,6 +251,7 @@ def _handler(fake: FakeAnthropic) -> type[BaseHTTPRequestHandler]:
             payload = _anthropic_message(fake.text)
             if fake.mode == "slow":
                 if fake.stop.wait(SLOW_ANSWER):
+                    self.close_connection = True  # the waiting client sees the connection end at once
                     return
                 fake.answers_sent += 1
                 self._send(200, payload)
@@ -318,6 +318,15 @@ def _choose(fake: FakeAnthropic, **overrides: Any) -> list[str]:
     return llm.llm_choose_fields(STRUCTURE, FIELDS, **arguments)
 
 
+def _wait_for_late_calls() -> None:
+    """Until every LLM call the filter left behind (llm.py's deadline thread) has ended: what they send
+    is all sent then. The timeout only keeps a broken run from hanging."""
+    for thread in threading.enumerate():
+        if thread.name == "pflow-structure-llm-filter":
+            thread.join(timeout=60)
+            assert not thread.is_alive()
+
+
 def _strings(value: Any) -> Iterator[str]:
     if isinstance(value, str):
         yield value
@@ -377,7 +386,8 @@ def test_a_slow_answer_is_a_timeout_without_retry(fake: FakeAnthropic) -> None:
     assert fake.answers_sent == 0  # the deadline fired, not the answer (SLOW_ANSWER)
     assert caught.value.kind == "timeout"
     assert str(caught.value) == "LLM filter (anthropic/claude-haiku-4-5) timed out after 2.0 s"
-    time.sleep(0.3)
+    fake.stop.set()  # the late call now fails; a retry would be a second request before its thread ends
+    _wait_for_late_calls()
     assert len(fake.requests) == 1
 
 
@@ -418,7 +428,7 @@ def test_http_500_is_an_error_in_one_line_without_retry(fake: FakeAnthropic) -> 
     assert "\n" not in message and len(message) < 300
     assert "test-key" not in message
     assert "Internal server error" in message and "Handle with" not in message
-    time.sleep(0.3)
+    _wait_for_late_calls()  # none: the call ended with its error, any retry inside it
     assert len(fake.requests) == 1
 
 

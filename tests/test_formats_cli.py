@@ -138,11 +138,13 @@ def test_read_fields_format_pages_a_wildcard_before_rendering(people_run: str) -
     )
 
 
-def test_read_fields_format_that_does_not_fit_shows_json_and_says_so(people_run: str) -> None:
-    outcome = invoke("read-fields", people_run, "result", "--format", "table")
-    assert outcome.exit_code == 0
-    assert outcome.stdout.startswith('result:\n  {"people":[{"id":1,')
-    assert outcome.stderr.startswith("note: a value cannot be shown as table (")
+def test_read_fields_format_that_does_not_fit_falls_back_once_to_the_format_that_fits(people_run: str) -> None:
+    outcome = invoke("read-fields", people_run, "result", "result.people[0]", "result.count", "--format", "table")
+    auto = invoke("read-fields", people_run, "result", "result.people[0]", "result.count", "--format", "auto")
+    assert (outcome.exit_code, auto.exit_code) == (0, 0)
+    assert outcome.stdout == auto.stdout  # a nested dict and a lone record: auto's choice for each
+    assert outcome.stdout.startswith("result:\n  people[30]{id,name,role}:\n")
+    assert outcome.stderr == "note: values that table cannot hold are shown in the format that fits (--format auto)\n"
 
 
 # -- the proxy's small answers ---------------------------------------------------------------

@@ -365,13 +365,14 @@ def test_a_downstream_that_dies_is_reported_and_restarted_on_the_next_call() -> 
     first, died, again, tools = in_session([*PROXY, "--", *FAULTY], work)
     assert died["isError"] is True
     (message,) = texts(died)
-    assert "faulty_mcp_server.py" in message and "exited" in message and "started again" in message
+    said = f"the downstream MCP server `{' '.join(FAULTY)}` exited; it will be started again on the next call"
+    assert message == f"Error: {said}"
     assert again["isError"] is False
     assert texts(again)[0] != texts(first)[0]  # a new process answered
     assert "die" in tools and "read_fields" in tools
     (record,) = failures()
     assert record["operation"] == "die" and record["stage"] == "call"
-    assert record["timestamp"].endswith("Z") and "exited" in record["error"]
+    assert record["timestamp"].endswith("Z") and (record["error"], record["command"]) == (said, " ".join(FAULTY))
 
 
 def test_a_transformation_that_raises_gives_the_raw_result_and_one_log_line(monkeypatch: pytest.MonkeyPatch) -> None:

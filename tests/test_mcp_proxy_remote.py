@@ -30,6 +30,7 @@ from tests.test_mcp_proxy import PROXY, failures, npm_server, plain, texts
 
 TIMEOUT = 120
 LOOPBACK = REPO / "tests" / "servers" / "loopback.cjs"
+STDIN_LOG = REPO / "tests" / "servers" / "stdin_log.py"
 TOKEN = "pfs-test-token-7f3a9c1e5b"  # what the upstream expects; never to be seen anywhere else
 WRONG = "pfs-wrong-token-2d8e4b6a0c"
 # get-env answers with the server's environment: a long variable makes it larger than the budget
@@ -385,13 +386,16 @@ def test_a_config_file_in_the_clients_shape_is_read_and_checked(tmp_path: Path) 
         read_config(tmp_path / "missing.json")
 
 
-def test_a_cancellation_from_the_client_reaches_the_server_under_its_own_request_id() -> None:
+def test_a_cancellation_from_the_client_reaches_the_server_under_its_own_request_id(tmp_path: Path) -> None:
     """Raw JSON-RPC on the proxy's stdin: a 3-second call, cancelled after its first progress step; the
     server (told under the id the proxy gave the request) never answers it, while a later ping is, and
-    so is a second 3-second call started after it (which an uncancelled first call would answer before)."""
+    so is a second 3-second call started after it (which an uncancelled first call would answer before).
+    What the proxy wrote to the server is logged (tests/servers/stdin_log.py): the cancellation is there,
+    under the id the proxy gave the call, so the server was told and the proxy did not only drop an answer."""
     import select
 
-    command = [*PROXY, "--", *everything_command("stdio")]
+    log = tmp_path / "to-server.jsonl"
+    command = [*PROXY, "--", sys.executable, str(STDIN_LOG), str(log), "--", *everything_command("stdio")]
     process = subprocess.Popen(command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
     assert process.stdin is not None and process.stdout is not None
     received: list[dict[str, Any]] = []
@@ -444,3 +448,7 @@ def test_a_cancellation_from_the_client_reaches_the_server_under_its_own_request
     finally:
         process.stdin.close()
         process.wait(timeout=30)
+    sent = [json.loads(line) for line in log.read_text(encoding="utf-8").splitlines()]
+    (first, _) = [m for m in sent if m.get("method") == "tools/call"]
+    cancels = [m["params"]["requestId"] for m in sent if m.get("method") == "notifications/cancelled"]
+    assert cancels == [first["id"]]

@@ -180,3 +180,15 @@ def test_format_stats_times_each_run_and_is_json_safe() -> None:
     stats = format_stats([1], compact_json, runs=2, clock=lambda: next(ticks))
     assert stats.render_ms == (2, 2.0, 2.0, pytest.approx(1.4142135))
     assert json.loads(json.dumps(stats_dict(stats)))["render_ms"]["median"] == 2.0
+
+
+def test_a_list_of_strings_with_a_comma_in_one_quotes_every_string_and_reads_back() -> None:
+    from pflow_structure.render.toon_reader import parse_toon
+
+    value = {"people": [{"id": i, "name": f"n{i}", "role": "eng"} for i in range(10)], "tags": ["a, b", "c", "d e", 7]}
+    rendered = render_auto(value)
+    assert rendered.format == "toon"
+    assert rendered.text.splitlines()[-1] == 'tags[4]: "a, b","c","d e",7'
+    assert parse_toon(rendered.text) == value
+    plain = render_auto({**value, "tags": ["c", "d e"]}).text
+    assert plain.splitlines()[-1] == "tags[2]: c,d e"  # nothing to tell apart: bare, as TOON writes them

@@ -51,6 +51,7 @@ HOSTILE_IDS = [
     "exec-123456789012-0123456789abcde",  # 33 characters: one over (32 is accepted, see below)
     "exec-1-" + "a" * 200,
     "exec-1763463202-0cd0c8f",  # 7 hex digits
+    "exec-1-0123456789abcdef0",  # 17 hex digits, one over 16, in 24 characters (under the length limit)
     "exec-1763463202-0cd0c8fg",
     "exec--0cd0c8fe",
     "exec-abc-xyz",
@@ -167,6 +168,7 @@ def test_an_id_of_exactly_32_characters_is_accepted_and_reads_back(tmp_path: Pat
     assert len(longest) == 32 and is_valid_execution_id(longest)
     assert validate_execution_id(longest) == longest  # the Redis store builds its key from the return value
     assert not is_valid_execution_id(longest + "e")
+    assert is_valid_execution_id("exec-1-0123456789abcdef")  # 16 hex digits read; 17 are refused (HOSTILE_IDS)
     cache = ExecutionCache(tmp_path / "cache")
     (tmp_path / "cache").mkdir()
     stored = ExecutionCache(tmp_path / "other").put("read-json", {}, {"result": 1})

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import stat
 import subprocess
 import sys
@@ -20,7 +21,7 @@ import pytest
 
 from pflow_structure.cache.usage import UsageLog, usage_counts
 from pflow_structure.render.failure_log import read_failures
-from pflow_structure.render.tokens import count_tokens
+from pflow_structure.render.tokens import vocabulary_file
 from pflow_structure.settings import Settings
 from tests.redis_servers import RedisServer, flush, require_redis
 from tests.test_mcp_proxy import PROXY, in_session, npm_server, plain, texts
@@ -30,6 +31,25 @@ T0 = 1_795_700_000.0  # 2026-11-26 (UTC), mid-morning
 
 # The structure answer names its execution id, whose random part has no fixed token count: its
 # tokens (``s``) are taken from the answer the client got; every other number is fixed.
+
+
+def o200k(text: str) -> int:
+    """o200k_base tokens as tiktoken itself loads and splits them (its own pattern and loader, reading the
+    vocabulary litellm ships, as litellm does), not through our render/tokens.py: the expected numbers
+    come from a second source."""
+    import tiktoken
+
+    folder = vocabulary_file()
+    assert folder is not None, "litellm's o200k_base vocabulary file is missing"
+    previous = os.environ.get("TIKTOKEN_CACHE_DIR")
+    os.environ["TIKTOKEN_CACHE_DIR"] = str(folder.parent)  # the file found there by name: no download
+    try:
+        return len(tiktoken.get_encoding("o200k_base").encode(text, disallowed_special=()))
+    finally:
+        if previous is None:
+            del os.environ["TIKTOKEN_CACHE_DIR"]
+        else:
+            os.environ["TIKTOKEN_CACHE_DIR"] = previous
 
 
 def expected_rows(s: int) -> list[dict[str, Any]]:
@@ -105,7 +125,7 @@ def test_stats_after_a_proxy_session_shows_each_tools_raw_and_answered_tokens(da
     assert (as_json.returncode, as_json.stderr) == (0, "")
     found = json.loads(as_json.stdout)
     # answered tokens are the o200k tokens of the text the client got, answer by answer
-    small, structure, read, listing = (count_tokens(texts(answer)[0]) for answer in answers)
+    small, structure, read, listing = (o200k(texts(answer)[0]) for answer in answers)
     assert (small + listing, read) == (20, 23)  # the small read compacted, without its copy
     assert found == {
         "days": None,
@@ -121,7 +141,7 @@ def test_stats_after_a_proxy_session_shows_each_tools_raw_and_answered_tokens(da
 
 
 def test_usage_files_hold_names_and_numbers_only_and_are_private(data: Path, isolated_cache: Path) -> None:
-    structure = count_tokens(texts(proxy_session(data)[1])[0])
+    structure = o200k(texts(proxy_session(data)[1])[0])
     (day_file,) = (isolated_cache / "usage").iterdir()
     assert stat.S_IMODE(day_file.stat().st_mode) == 0o600
     assert stat.S_IMODE(day_file.parent.stat().st_mode) == 0o700
@@ -137,7 +157,7 @@ def test_usage_files_hold_names_and_numbers_only_and_are_private(data: Path, iso
 def test_redis_gives_the_same_numbers_as_the_file_store(data: Path, redis_url: str) -> None:
     flush(redis_url)
     env = {"PFLOW_STRUCTURE_CACHE_URL": redis_url}
-    structure = count_tokens(texts(proxy_session(data, env)[1])[0])
+    structure = o200k(texts(proxy_session(data, env)[1])[0])
     found = json.loads(stats("--json", env=env).stdout)
     assert (found["store"], found["location"]) == ("redis", redis_url)
     assert (found["tools"], found["total"]) == (expected_rows(structure), expected_total(structure))
@@ -174,12 +194,12 @@ def test_serve_counts_registry_run_read_fields_and_edit_fields_for_the_node(isol
     run, fields, edited = asyncio.run(asyncio.wait_for(main(), timeout=180))
     (row,) = json.loads(stats("--json").stdout)["tools"]
     value = {"result": json.loads(example.read_text(encoding="utf-8"))}  # what read-json writes
-    raw = count_tokens(json.dumps(value, separators=(",", ":"), ensure_ascii=False))
+    raw = o200k(json.dumps(value, separators=(",", ":"), ensure_ascii=False))
     assert row["tool"] == "read-json"
     assert (row["results"], row["cached"], row["reads"]) == (1, 1, 2)
     assert row["raw_tokens"] == raw
-    assert row["structure_tokens"] == count_tokens(texts(run)[0])
-    assert row["read_tokens"] == count_tokens(texts(fields)[0]) + count_tokens(texts(edited)[0])
+    assert row["structure_tokens"] == o200k(texts(run)[0])
+    assert row["read_tokens"] == o200k(texts(fields)[0]) + o200k(texts(edited)[0])
     assert row["inline_tokens"] == 0
 
 
@@ -277,7 +297,8 @@ def test_a_failure_to_record_goes_to_the_failure_log_and_never_raises(tmp_path: 
     record_result(settings, "mcp:a", cached=True, raw=100, answered=10)
     (failure,) = read_failures(tmp_path / "failures.jsonl")
     assert (failure["operation"], failure["stage"], failure["source"]) == ("mcp:a", "usage", "stats")
-    assert failure["error"].startswith("NotADirectoryError")
+    day_file = re.escape(str(cache_dir / "usage")) + r"/\d{4}-\d{2}-\d{2}\.jsonl"  # today's, by the real clock
+    assert re.fullmatch(rf"NotADirectoryError: \[Errno 20\] Not a directory: '{day_file}'", failure["error"])
 
 
 def test_stats_with_nothing_recorded_says_what_is_counted(isolated_cache: Path) -> None:
@@ -299,11 +320,12 @@ def test_stats_with_redis_down_names_it_and_exits_1(isolated_cache: Path) -> Non
     from tests.redis_servers import free_port
 
     require_redis()
-    url = f"redis://127.0.0.1:{free_port()}/0"
+    port = free_port()
+    url = f"redis://127.0.0.1:{port}/0"
     done = stats(env={"PFLOW_STRUCTURE_CACHE_URL": url})
     assert (done.returncode, done.stdout) == (1, "")
-    assert done.stderr.startswith(f"Error: The execution cache at {url} cannot be reached (Error 111 connecting to")
-    assert done.stderr.endswith(
+    assert done.stderr == (
+        f"Error: The execution cache at {url} cannot be reached (Error 111 connecting to 127.0.0.1:{port}. "
         "Connection refused). Start Redis there, or point PFLOW_STRUCTURE_CACHE_URL at a running one "
         "(unset it to use this host's file cache).\n"
     )
@@ -314,12 +336,13 @@ def test_recording_with_redis_down_logs_a_failure_and_never_raises(tmp_path: Pat
     from tests.redis_servers import free_port
 
     require_redis()
-    url = f"redis://127.0.0.1:{free_port()}/0"
+    port = free_port()
+    url = f"redis://127.0.0.1:{port}/0"
     settings = Settings(cache_dir=tmp_path / "cache", failure_log=tmp_path / "failures.jsonl", cache_url=url)
     record_result(settings, "mcp:a", cached=False, raw=10, answered=10)
     (failure,) = read_failures(tmp_path / "failures.jsonl")
     assert (failure["operation"], failure["stage"]) == ("mcp:a", "usage")
-    assert failure["error"].startswith("ConnectionError: Error 111 connecting to 127.0.0.1:")
+    assert failure["error"] == f"ConnectionError: Error 111 connecting to 127.0.0.1:{port}. Connection refused."
 
 
 def test_a_symlink_in_place_of_a_day_file_is_never_followed(tmp_path: Path) -> None:

@@ -3,7 +3,9 @@ and its decision key, the service, the CLI and the MCP server (the proxy is in t
 
 from __future__ import annotations
 
+import importlib.util
 import json
+import os
 import subprocess
 import sys
 from typing import Any
@@ -294,6 +296,18 @@ def test_the_mcp_servers_registry_run_takes_want() -> None:
     structured = result["structuredContent"]
     assert structured["want"] == WANT
     assert structured["wanted"][2] == "result[0].user.login"
+    # Against the file itself, read with json (not through our service): the values shown are the first
+    # issues' numbers and logins in order, and each wanted field a key of the issues.
+    numbers, logins = structured["values"]["result[*].number"], structured["values"]["result[*].user.login"]
+    assert 0 < len(numbers) == len(logins) <= 20
+    assert numbers == [issue["number"] for issue in ISSUES[: len(numbers)]]
+    assert logins == [issue["user"]["login"] for issue in ISSUES[: len(logins)]]
+    for path in structured["wanted"]:
+        *parents, key = path.removeprefix("result[0].").replace("[0]", "").split(".")
+        holders = list(ISSUES)
+        for parent in parents:
+            holders = [item for holder in holders for item in _items(holder.get(parent))]
+        assert any(key in holder for holder in holders), path
     cli = subprocess.run(
         [sys.executable, "-m", "pflow_structure", "run", "read-json", f"path={ISSUES_FILE}", "--want", WANT, "--json"],
         capture_output=True,
@@ -304,6 +318,11 @@ def test_the_mcp_servers_registry_run_takes_want() -> None:
     assert "values" in structured and "result[*].number" in structured["values"]  # a want answer, the same
     same = json.dumps(structured).replace(structured["execution_id"], "ID")
     assert same == json.dumps(expected).replace(expected["execution_id"], "ID")
+
+
+def _items(value: Any) -> list[Any]:
+    """The objects under a key: the value itself, or the items of a list of objects."""
+    return [item for item in (value if isinstance(value, list) else [value]) if isinstance(item, dict)]
 
 
 # -- the opt-in embedding model -----------------------------------------------------------------
@@ -319,17 +338,26 @@ def test_an_unknown_want_model_is_refused_with_the_choices() -> None:
 
 
 def test_wordllama_adds_the_closest_names_when_asked_for() -> None:
-    pytest.importorskip(
-        "wordllama", reason="wordllama is not installed (the test extra leaves it out): pip install -e '.[want]'"
-    )
+    """The five names wordllama 0.4's own model ranks closest to WANT on this corpus file, written down (not
+    recomputed by the code under test): the name matching alone keeps four, wordllama adds ``user.id``."""
+    if importlib.util.find_spec("wordllama") is None:
+        if os.environ.get("PFLOW_STRUCTURE_REQUIRE_WANT") == "1":  # .ci/run's Python 3.13 run installs [want]
+            pytest.fail("PFLOW_STRUCTURE_REQUIRE_WANT=1 but wordllama is not installed: pip install -e '.[want]'")
+        pytest.skip("wordllama is not installed (the test extra leaves it out): pip install -e '.[want]'")
+    closest = [
+        "result[0].milestone.open_issues",
+        "result[0].closed_at",
+        "result[0].milestone.closed_issues",
+        "result[0].milestone.closed_at",
+        "result[0].user.id",
+    ]
+    arguments = (INFERRED.structure, INFERRED.field_count, "read-json")
+    plain = filter_structure(*arguments, FilterOptions(mode="heuristic"), signals=INFERRED.signals, want=WANT)
     options = FilterOptions(mode="heuristic", want_model="wordllama")
-    outcome = filter_structure(
-        INFERRED.structure, INFERRED.field_count, "read-json", options, signals=INFERRED.signals, want=WANT
-    )
-    from pflow_structure.filtering.embedding import closest_fields
-
-    closest = closest_fields(INFERRED.structure, WANT)
-    assert len(closest) == 5 and all(path in outcome.structure for path in closest)
+    outcome = filter_structure(*arguments, options, signals=INFERRED.signals, want=WANT)
+    assert [path for path in closest if path not in plain.structure] == ["result[0].user.id"]
+    assert set(outcome.structure) - set(plain.structure) == {"result[0].user.id"}
+    assert set(closest) <= set(outcome.structure)
     assert outcome.warnings == []
 
 

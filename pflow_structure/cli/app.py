@@ -385,10 +385,11 @@ def serve(ctx: click.Context, use_http: bool, host: str, port: int, token: str |
 @click.pass_context
 @fails_cleanly
 def pflow_command(ctx: click.Context, pflow_args: Sequence[str]) -> None:
-    """Run pflow's own CLI (pflow-cli 0.8.x to 0.10.x) with the structure-only plugin.
+    """Run pflow-cli 0.16 (or 0.8 to 0.10) with the structure-only plugin.
 
     Every argument goes to pflow unchanged, --help included (this page shows when pflow-cli is
-    not installed: pip install 'pflow-cli>=0.8,<0.11' 'mcp<2'). With the plugin, a workflow node
+    not installed: pip install 'pflow-cli==0.16.0', or pip install 'pflow-cli>=0.8,<0.11' 'mcp<2').
+    With the plugin, a workflow node
     with "structure_only": true keeps its output in the execution cache, and `registry run`,
     `read-fields` and pflow's MCP server use pflow-structure's cache and structure:
 

@@ -125,7 +125,7 @@ def _write_array(prefix: str, items: Sequence[Any], depth: int, level: int, line
     """
     head = f"{prefix}[{len(items)}]"
     if not any(map(_is_container, items)):
-        lines.append(f"{head}: {','.join(_scalar(item) for item in items)}" if items else head + ":")
+        lines.append(f"{head}: {_inline(items)}" if items else head + ":")
         return
     inner = _nest(level)
     columns = _table_columns_or_none(items) if tabular else None
@@ -149,6 +149,18 @@ def _write_array(prefix: str, items: Sequence[Any], depth: int, level: int, line
             _write_array(pad + "- ", item, depth + 1, inner, lines, tabular=False)
         else:
             lines.append(pad + "- " + _scalar(item))
+
+
+def _inline(items: Sequence[Any]) -> str:
+    """Primitives on one line, comma-separated. When one string needs quotes (a comma in it, say),
+    every string is quoted: ``"a, b","c"`` reads as two items at a glance, ``"a, b",c`` less surely."""
+    cells = [_scalar(item) for item in items]
+    if any(isinstance(item, str) and cell.startswith('"') for item, cell in zip(items, cells, strict=True)):
+        cells = [
+            quote_text(str.__str__(item)) if isinstance(item, str) else cell
+            for item, cell in zip(items, cells, strict=True)
+        ]
+    return ",".join(cells)
 
 
 def _table_columns_or_none(items: Sequence[Any]) -> list[str] | None:

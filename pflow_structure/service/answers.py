@@ -340,17 +340,20 @@ def readout_text(
 
 
 def _value_renderer(format_name: str, settings: Settings, notes: list[str]) -> Any:
-    """value -> text in ``format_name``; a value that does not fit is shown as JSON, with a note."""
+    """value -> text in ``format_name``; a value that does not fit (a table of nested or uneven values)
+    is shown in the format that fits (``auto``'s choice), and one note says so for the whole read."""
     from pflow_structure.errors import NotRepresentable
     from pflow_structure.render.auto import render_named
-    from pflow_structure.render.output_text import format_json
 
     def render(value: Any) -> str:
+        log = settings.failure_log
         try:
-            return render_named(value, format_name, operation="read-fields", failure_log=settings.failure_log)
-        except NotRepresentable as exc:
-            notes.append(f"note: a value cannot be shown as {format_name} ({exc}); shown as JSON")
-            return format_json(value, compact=True)
+            return render_named(value, format_name, operation="read-fields", failure_log=log)
+        except NotRepresentable:
+            note = f"note: values that {format_name} cannot hold are shown in the format that fits (--format auto)"
+            if note not in notes:
+                notes.append(note)
+            return render_named(value, "auto", operation="read-fields", failure_log=log)
 
     return render
 
