@@ -14,6 +14,7 @@ import asyncio
 import json
 import os
 import sys
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -45,13 +46,17 @@ def text_of(result: Any) -> str:
     return "".join(block.text for block in result.content if block.type == "text")
 
 
-async def read_every_page(client: Any, execution_id: str, path: str) -> tuple[Any, list[int]]:
-    """The whole value at ``path``, following each answer's _more as an agent would, and each answer's tokens."""
-    sizes: list[int] = []
+async def read_every_page(
+    client: Any, execution_id: str, path: str, measure: Callable[[str], Any] | None = None
+) -> tuple[Any, list[Any]]:
+    """The whole value at ``path``, following each answer's _more as an agent would, and each answer's size
+    (``measure`` of its text; o200k tokens by default)."""
+    measure = measure or tokens
+    sizes: list[Any] = []
 
     async def read_all(arguments: dict[str, Any]) -> Any:
         text = text_of(await client.call_tool("read_fields", arguments))
-        sizes.append(tokens(text))
+        sizes.append(measure(text))
         answer = json.loads(text)
         key = arguments["field_paths"][0]
         more = answer.get("_more", {}).get(key)

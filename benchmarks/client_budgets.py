@@ -49,34 +49,12 @@ def measured(text: str) -> tuple[int, int, int]:
 
 async def read_pages(client: Any) -> dict[str, Any]:
     """Every answer an agent gets reading the whole of ``result``, following each _more."""
-    from answer_budget import text_of
+    from answer_budget import read_every_page, text_of
 
     cached = text_of(await client.call_tool("read_text_file", {"path": ISSUES}))
     execution_id = cached.split("cached as ", 1)[1].split(".", 1)[0]
-    sizes = [measured(cached)]
-
-    async def read_all(arguments: dict[str, Any]) -> Any:
-        text = text_of(await client.call_tool("read_fields", arguments))
-        sizes.append(measured(text))
-        answer = json.loads(text)
-        key = arguments["field_paths"][0]
-        more = answer.get("_more", {}).get(key)
-        if more is None:
-            return answer[key]
-        if "structure" in more:
-            from pflow_structure.paths import parse_path
-
-            children = more["next"]["field_paths"]
-            return {parse_path(c)[-1]: await read_all({**more["next"], "field_paths": [c]}) for c in children}
-        if more["shown"].startswith("item "):
-            rest = await read_all(more["then"]) if "then" in more else []
-            return [await read_all(more["next"]), *rest]
-        if key not in answer:
-            return await read_all(more["next"])
-        return answer[key] + await read_all(more["next"])
-
-    whole = await read_all({"execution_id": execution_id, "field_paths": ["result"]})
-    return {"sizes": sizes, "whole": whole}
+    whole, sizes = await read_every_page(client, execution_id, "result", measured)
+    return {"sizes": [measured(cached), *sizes], "whole": whole}
 
 
 def main() -> None:
