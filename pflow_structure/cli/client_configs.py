@@ -191,9 +191,12 @@ def _servers(text: str, source: str) -> tuple[str, list[tuple[str, Any, int, int
     )
 
 
-def server_entries(text: str, *, source: str) -> dict[str, Any]:
-    """Every server entry of a configuration, by name (what ``proxy --config`` serves as a gateway)."""
-    return {name: value for name, value, _start, _end in _servers(text, source)[1]}
+def server_entries(text: str, *, source: str) -> tuple[str, dict[str, Any]]:
+    """Which client's file it is (:func:`client_of`) and every server entry, by name (what
+    ``proxy --config`` serves as a gateway)."""
+    section, members = _servers(text, source)
+    entries = {name: value for name, value, _start, _end in members}
+    return client_of(source, section, entries.values()), entries
 
 
 def _top_end(scanner: _Scanner) -> int:
