@@ -360,3 +360,16 @@ def test_an_unset_variable_in_a_gateway_entry_names_the_server(tmp_path: Path) -
         with pytest.raises(ParameterError) as caught:
             _gateway_upstreams(config, None)
     assert str(caught.value).startswith(f'server "api" of --config {config}: environment variable GW_UNSET is not set')
+
+
+def test_describe_tools_answers_the_definitions_that_fit_and_names_the_rest() -> None:
+    from pflow_structure.mcp.proxy.toollist import describe_answer
+
+    tools = [{"name": f"t{number}", "description": "x" * 100, "inputSchema": {"type": "object"}} for number in range(4)]
+    answer = describe_answer(tools, ["t0", "t1", "t2", "t3"], "search_tools", lambda text: len(text) <= 500)
+    assert [tool["name"] for tool in answer["structuredContent"]["tools"]] == ["t0", "t1"]
+    assert answer["structuredContent"]["_more"] == {
+        "shown": "2 of 4 tools: the answer budget",
+        "describe_tools": ["t2", "t3"],
+    }
+    assert len(answer["content"][0]["text"]) == 418
