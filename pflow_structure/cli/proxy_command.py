@@ -227,7 +227,7 @@ def _gateway_upstreams(config_file: Path, timeout: float | None) -> dict[str, An
         else:  # a remote entry read as `wrap` reads it: the client's URL key, transport and variables
             try:
                 args = wrap_entry(entry, "pflow-structure", client)["args"]  # proxy --url URL [--transport T] ...
-                options = list(zip(args[1::2], args[2::2]))
+                options = list(zip(args[1::2], args[2::2], strict=True))
                 headers = expand(parse_headers(value for key, value in options if key == "--header"), os.environ)
             except ParameterError as exc:
                 raise ParameterError(f"{where}: {exc}") from None
