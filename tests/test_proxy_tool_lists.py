@@ -301,6 +301,16 @@ def test_an_unknown_tool_of_a_gateway_names_the_near_tools() -> None:
     }
 
 
+def test_an_unknown_tool_under_a_servers_namespace_names_the_near_tools() -> None:
+    async def work(client: Any) -> Any:
+        return plain(await client.call_tool("one.smal", {}))
+
+    assert through_proxy({"one": Upstream(command=FAULTY)}, "light", work) == {
+        "content": [{"type": "text", "text": "Error: no tool named one.smal; near: one.small, one.fail, one.sleep"}],
+        "isError": True,
+    }
+
+
 def test_a_client_configuration_gives_one_upstream_per_server(tmp_path: Path) -> None:
     from pflow_structure.cli.proxy_command import _gateway_upstreams
 
