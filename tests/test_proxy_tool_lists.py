@@ -291,22 +291,17 @@ def test_a_reference_from_one_servers_result_goes_into_another_servers_tool() ->
     assert through_proxy(servers, "compact", work) == 'ARGS {"title":"Record 4: a title long enough to count"}'
 
 
-def test_an_unknown_tool_of_a_gateway_names_the_near_tools() -> None:
+@pytest.mark.parametrize(
+    ("name", "near"),
+    [("smal", "one.small"), ("one.smal", "one.small, one.fail, one.sleep")],
+    ids=["no namespace", "a tool its server does not list"],
+)
+def test_an_unknown_tool_of_a_gateway_names_the_near_tools(name: str, near: str) -> None:
     async def work(client: Any) -> Any:
-        return plain(await client.call_tool("smal", {}))
+        return plain(await client.call_tool(name, {}))
 
     assert through_proxy({"one": Upstream(command=FAULTY)}, "light", work) == {
-        "content": [{"type": "text", "text": "Error: no tool named smal; near: one.small"}],
-        "isError": True,
-    }
-
-
-def test_an_unknown_tool_under_a_servers_namespace_names_the_near_tools() -> None:
-    async def work(client: Any) -> Any:
-        return plain(await client.call_tool("one.smal", {}))
-
-    assert through_proxy({"one": Upstream(command=FAULTY)}, "light", work) == {
-        "content": [{"type": "text", "text": "Error: no tool named one.smal; near: one.small, one.fail, one.sleep"}],
+        "content": [{"type": "text", "text": f"Error: no tool named {name}; near: {near}"}],
         "isError": True,
     }
 
