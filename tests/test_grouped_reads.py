@@ -121,3 +121,13 @@ def test_json_on_the_command_line_names_the_node_of_each_value_under_paths(issue
         paths[0]: [[], [], ["result[2].labels[0].name"], [], ["result[4].labels[0].name", "result[4].labels[1].name"]],
         paths[1]: ["result[1]", "result[2]", "result[5]", "result[6]", "result[7]"],
     }
+
+
+def test_a_read_of_the_whole_output_too_large_to_show_reads_on_by_its_keys(issues: str) -> None:
+    from pflow_structure.cli import main
+
+    outcome = cli_runner().invoke(main, ["read-fields", issues, "$", "--json"])
+    assert json.loads(outcome.output)["_more"]["$"] == {
+        "shown": "item 0 of 1 alone is larger than this answer's share",
+        "next": {"execution_id": issues, "field_paths": ["result"]},
+    }

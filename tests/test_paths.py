@@ -117,6 +117,19 @@ def test_index_with_too_many_digits_is_a_syntax_error() -> None:
     assert caught.value.reason == "the index has too many digits"
 
 
+@pytest.mark.parametrize(
+    "path",
+    ["$" + "[?@" * 200 + "]" * 200, "$[?" + "(" * 1000 + "@.a" + ")" * 1000 + "]"],
+    ids=["filters in filters", "parentheses"],
+)
+def test_a_jsonpath_nested_past_the_recursion_limit_is_a_syntax_error(path: str) -> None:
+    with pytest.raises(PathSyntaxError) as caught:
+        resolve({"a": [{"a": [{"a": 1}]}]}, path)
+    assert caught.value.reason == (
+        "JSONPath (RFC 9535): filters or parentheses nested too deeply to evaluate; nest fewer levels"
+    )
+
+
 def test_non_string_path_is_a_syntax_error() -> None:
     with pytest.raises(PathSyntaxError) as caught:
         parse_path(3)  # type: ignore[arg-type]

@@ -19,6 +19,7 @@ from typing import Any
 import anyio
 import pytest
 
+from pflow_structure.errors import ParameterError
 from pflow_structure.mcp.proxy.remote import Upstream
 from pflow_structure.mcp.proxy.toollist import LIGHT_TOKENS, compact_schema, first_sentence, light_tool, search_tools
 from pflow_structure.render.tokens import count_tokens
@@ -290,12 +291,17 @@ def test_a_reference_from_one_servers_result_goes_into_another_servers_tool() ->
     assert through_proxy(servers, "compact", work) == 'ARGS {"title":"Record 4: a title long enough to count"}'
 
 
-def test_an_unknown_tool_of_a_gateway_names_the_near_tools() -> None:
+@pytest.mark.parametrize(
+    ("name", "near"),
+    [("smal", "one.small"), ("one.smal", "one.small, one.fail, one.sleep")],
+    ids=["no namespace", "a tool its server does not list"],
+)
+def test_an_unknown_tool_of_a_gateway_names_the_near_tools(name: str, near: str) -> None:
     async def work(client: Any) -> Any:
-        return plain(await client.call_tool("smal", {}))
+        return plain(await client.call_tool(name, {}))
 
     assert through_proxy({"one": Upstream(command=FAULTY)}, "light", work) == {
-        "content": [{"type": "text", "text": "Error: no tool named smal; near: one.small"}],
+        "content": [{"type": "text", "text": f"Error: no tool named {name}; near: {near}"}],
         "isError": True,
     }
 
@@ -323,3 +329,52 @@ def test_a_client_configuration_gives_one_upstream_per_server(tmp_path: Path) ->
     remote = tmp_path / "remote.json"
     remote.write_text('{"url": "https://example.com/mcp"}', encoding="utf-8")
     assert _gateway_upstreams(remote, None) is None  # the one-remote-server shape, as before
+
+
+@pytest.mark.parametrize(
+    ("name", "entry", "expected"),
+    [
+        ("settings.json", '{"httpUrl": "https://g.example/mcp", "headers": {"K": "$GW_KEY"}}', "streamable-http"),
+        ("settings.json", '{"url": "https://g.example/mcp", "headers": {"K": "$GW_KEY"}}', "sse"),
+        ("mcp_config.json", '{"serverUrl": "https://g.example/mcp", "headers": {"K": "${env:GW_KEY}"}}', None),
+    ],
+    ids=["gemini httpUrl", "gemini url (SSE)", "windsurf serverUrl"],
+)
+def test_a_gateway_reads_each_clients_remote_entry_as_wrap_does(
+    tmp_path: Path, name: str, entry: str, expected: str | None
+) -> None:
+    from pflow_structure.cli.proxy_command import _gateway_upstreams
+
+    config = tmp_path / name
+    config.write_text('{"mcpServers": {"api": ' + entry + "}}", encoding="utf-8")
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("GW_KEY", "k")
+        upstreams = _gateway_upstreams(config, None)
+    assert upstreams == {
+        "api": Upstream(url="https://g.example/mcp", transport=expected or "streamable-http", headers={"K": "k"})
+    }
+
+
+def test_an_unset_variable_in_a_gateway_entry_names_the_server(tmp_path: Path) -> None:
+    from pflow_structure.cli.proxy_command import _gateway_upstreams
+
+    config = tmp_path / "mcp.json"
+    config.write_text('{"mcpServers": {"api": {"url": "https://e.example/mcp", "headers": {"K": "${GW_UNSET}"}}}}')
+    with pytest.MonkeyPatch.context() as patch:
+        patch.delenv("GW_UNSET", raising=False)
+        with pytest.raises(ParameterError) as caught:
+            _gateway_upstreams(config, None)
+    assert str(caught.value).startswith(f'server "api" of --config {config}: environment variable GW_UNSET is not set')
+
+
+def test_describe_tools_answers_the_definitions_that_fit_and_names_the_rest() -> None:
+    from pflow_structure.mcp.proxy.toollist import describe_answer
+
+    tools = [{"name": f"t{number}", "description": "x" * 100, "inputSchema": {"type": "object"}} for number in range(4)]
+    answer = describe_answer(tools, ["t0", "t1", "t2", "t3"], "search_tools", lambda text: len(text) <= 500)
+    assert [tool["name"] for tool in answer["structuredContent"]["tools"]] == ["t0", "t1"]
+    assert answer["structuredContent"]["_more"] == {
+        "shown": "2 of 4 tools: the answer budget",
+        "describe_tools": ["t2", "t3"],
+    }
+    assert len(answer["content"][0]["text"]) == 418

@@ -242,6 +242,32 @@ def test_an_entry_it_cannot_wrap_is_skipped_with_the_reason(tmp_path: Path) -> N
     ]
 
 
+@pytest.mark.parametrize(
+    ("ours", "message"),
+    [
+        (
+            '{"command": "pflow-structure", "args": ["proxy", "--config", "gw.json"]}',
+            "already has a gateway (pflow-structure): run `pflow-structure unwrap {path}`, then wrap --gateway again "
+            "to put every server behind one gateway",
+        ),
+        (
+            '{"command": "pflow-structure", "args": ["serve"]}',
+            'already has a server named "pflow-structure", the name of the gateway\'s entry: rename it, then run again',
+        ),
+    ],
+    ids=["a gateway", "our serve"],
+)
+def test_wrap_gateway_never_replaces_an_entry_named_pflow_structure(tmp_path: Path, ours: str, message: str) -> None:
+    path = tmp_path / "mcp.json"
+    text = '{"mcpServers": {"pflow-structure": ' + ours + ', "new": {"command": "srv"}}}'
+    path.write_text(text)
+    result = cli("wrap", str(path), "--gateway", "--command", PROXY)
+    assert result.exit_code == 1
+    assert result.stderr == f"Error: {path} " + message.format(path=path) + "\n"
+    assert path.read_text() == text
+    assert sorted(tmp_path.iterdir()) == [path]
+
+
 def test_a_symlinked_config_is_edited_where_it_lives_and_keeps_its_mode(config: Path) -> None:
     config.chmod(0o600)
     link = config.parent / "link.json"

@@ -191,9 +191,12 @@ def _servers(text: str, source: str) -> tuple[str, list[tuple[str, Any, int, int
     )
 
 
-def server_entries(text: str, *, source: str) -> dict[str, Any]:
-    """Every server entry of a configuration, by name (what ``proxy --config`` serves as a gateway)."""
-    return {name: value for name, value, _start, _end in _servers(text, source)[1]}
+def server_entries(text: str, *, source: str) -> tuple[str, dict[str, Any]]:
+    """Which client's file it is (:func:`client_of`) and every server entry, by name (what
+    ``proxy --config`` serves as a gateway)."""
+    section, members = _servers(text, source)
+    entries = {name: value for name, value, _start, _end in members}
+    return client_of(source, section, entries.values()), entries
 
 
 def _top_end(scanner: _Scanner) -> int:
@@ -421,6 +424,17 @@ def gateway_text(
         rewrite.changes.append(Change(name, "wrapped", "into the gateway"))
     if not moved:
         return rewrite, {}
+    if PROXY_NAME in kept:  # never replaced: a gateway's servers, or a server of the user's, would be lost
+        args = kept[PROXY_NAME].get("args") if isinstance(kept[PROXY_NAME], dict) else None
+        if isinstance(args, list) and args[:2] == ["proxy", "--config"]:
+            raise ParameterError(
+                f"{source} already has a gateway ({PROXY_NAME}): run `pflow-structure unwrap {source}`, then "
+                "wrap --gateway again to put every server behind one gateway"
+            )
+        raise ParameterError(
+            f'{source} already has a server named "{PROXY_NAME}", the name of the gateway\'s entry: rename it, then '
+            "run again"
+        )
     kept[PROXY_NAME] = {"command": proxy_command, "args": ["proxy", "--config", servers_file]}
     scanner = _Scanner(text, source)
     [(start, end)] = [(start, end) for key, _value, start, end in scanner.members(0) if key == section]

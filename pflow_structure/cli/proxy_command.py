@@ -191,9 +191,9 @@ def _gateway_upstreams(config_file: Path, timeout: float | None) -> dict[str, An
     import json
     import os
 
-    from pflow_structure.cli.client_configs import SECTIONS, is_wrapped, server_entries, unwrap_entry
+    from pflow_structure.cli.client_configs import SECTIONS, is_wrapped, server_entries, unwrap_entry, wrap_entry
     from pflow_structure.errors import ParameterError
-    from pflow_structure.mcp.proxy.remote import DEFAULT_TIMEOUT, Upstream, check_url, expand
+    from pflow_structure.mcp.proxy.remote import DEFAULT_TIMEOUT, Upstream, check_url, expand, parse_headers
 
     try:
         text = config_file.read_text(encoding="utf-8")
@@ -206,7 +206,8 @@ def _gateway_upstreams(config_file: Path, timeout: float | None) -> dict[str, An
     if top is not None and not (isinstance(top, dict) and any(key in top for key in SECTIONS)):
         return None  # a remote server's {"url": ...}, or what read_config says is wrong
     upstreams: dict[str, Any] = {}
-    for name, entry in server_entries(text, source=str(config_file)).items():
+    client, entries = server_entries(text, source=str(config_file))
+    for name, entry in entries.items():
         where = f'server "{name}" of --config {config_file}'
         if not isinstance(entry, dict):
             raise ParameterError(f"{where} is not an object")
@@ -223,16 +224,15 @@ def _gateway_upstreams(config_file: Path, timeout: float | None) -> dict[str, An
             if not isinstance(env, dict) or not all(isinstance(value, str) for value in env.values()):
                 raise ParameterError(f'{where}: its "env" is not an object of strings')
             upstreams[name] = Upstream(command=(entry["command"], *args), env=env, timeout=seconds)
-        elif isinstance(entry.get("url", entry.get("serverUrl")), str):
-            headers = entry.get("headers") or {}
-            if not isinstance(headers, dict) or not all(isinstance(value, str) for value in headers.values()):
-                raise ParameterError(f'{where}: its "headers" is not an object of strings')
-            transport = "sse" if entry.get("type") == "sse" else "streamable-http"
-            url = check_url(str(entry.get("url", entry.get("serverUrl"))))
-            headers = expand(headers, os.environ)
-            upstreams[name] = Upstream(url=url, transport=transport, headers=headers, timeout=seconds)
-        else:
-            raise ParameterError(f'{where} has neither "command" (a stdio server) nor "url" (a remote server)')
+        else:  # a remote entry read as `wrap` reads it: the client's URL key, transport and variables
+            try:
+                args = wrap_entry(entry, "pflow-structure", client)["args"]  # proxy --url URL [--transport T] ...
+                options = list(zip(args[1::2], args[2::2], strict=True))
+                headers = expand(parse_headers(value for key, value in options if key == "--header"), os.environ)
+            except ParameterError as exc:
+                raise ParameterError(f"{where}: {exc}") from None
+            transport = dict(options).get("--transport", "streamable-http")
+            upstreams[name] = Upstream(url=check_url(args[2]), transport=transport, headers=headers, timeout=seconds)
     if not upstreams:
         raise ParameterError(f"--config {config_file} names no server")
     return upstreams

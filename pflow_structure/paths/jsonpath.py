@@ -65,6 +65,8 @@ def compile_query(path: str) -> Query:
 
     try:
         query = Query(path, jsonpath_rfc9535.compile(expression), None)
+    except RecursionError:
+        raise _too_deep(path) from None
     except jsonpath_rfc9535.JSONPathError as exc:
         query = Query(path, None, _extension(expression) if _EXTENSION.search(expression) else None)
         if query.extension is None:
@@ -76,6 +78,13 @@ def compile_query(path: str) -> Query:
         _COMPILED.clear()
     _COMPILED[path] = query
     return query
+
+
+def _too_deep(path: str) -> PathSyntaxError:
+    """An expression nested deeper than Python's recursion limit lets the engine compile or evaluate."""
+    return PathSyntaxError(
+        path, 0, "JSONPath (RFC 9535): filters or parentheses nested too deeply to evaluate; nest fewer levels"
+    )
 
 
 def _extension(expression: str) -> Any:
@@ -126,9 +135,12 @@ def find(root: Any, path: str) -> list[Match]:
         return _find_extension(root, query)
     segments = query.rfc.segments
     last = max((i for i, s in enumerate(segments) if not _is_singular(s)), default=-1)
-    matches = list(_walk(_root_node(root), segments, 0, last, None))
-    if not matches or all(m.missing for m in matches):
-        raise PathNotFoundError(path, 0, _why_empty(root, segments))
+    try:
+        matches = list(_walk(_root_node(root), segments, 0, last, None))
+        if not matches or all(m.missing for m in matches):
+            raise PathNotFoundError(path, 0, _why_empty(root, segments))
+    except RecursionError:  # a filter inside a filter... evaluates recursively
+        raise _too_deep(path) from None
     return matches
 
 
@@ -143,7 +155,7 @@ def find_grouped(root: Any, path: str) -> list[Any] | None:
     many = [i for i, s in enumerate(segments) if not _is_singular(s)]
     if len(many) < 2:
         return None
-    find(root, path)  # raises, saying why, when nothing is found
+    find(root, path)  # raises, saying why, when nothing is found (or nested too deeply)
     grouped = _nest(_root_node(root), segments, 0, many)
     return grouped if grouped is not None else []
 

@@ -164,16 +164,18 @@ class _Cutter:
         if shown:
             next_page = self.call([next_path], offset=end, limit=rest)
             return shown, {"shown": f"items {start}-{end - 1} of {total}", "next": next_page}
-        return _ABSENT, self._item_too_large(items, start, total, next_path, rest)
+        return _ABSENT, self._item_too_large(items, start, total, next_path, rest, share)
 
     def _item_too_large(
-        self, items: list[Any], start: int, total: int, next_path: str, rest: int | None
+        self, items: list[Any], start: int, total: int, next_path: str, rest: int | None, share: int
     ) -> dict[str, Any]:
         """Item ``start`` alone is larger than the share: read it by its own path, then the list on."""
         item_path = self._item_path(start)
         more: dict[str, Any] = {"shown": f"item {start} of {total} alone is larger than this answer's share"}
         if item_path is not None:
             more["next"] = self.call([item_path])
+        elif self.total is not None and self.where[:1] == [()] and isinstance(items[0], dict):
+            more.update(next=self.structure(items[0], share, self.path)["next"])  # the root ($): its keys
         after = None if rest is None else rest - 1
         if start + 1 < total and after != 0:
             more["then"] = self.call([next_path], offset=start + 1, limit=after)

@@ -223,7 +223,10 @@ class Gateway:
         )
         tool = name[len(namespace) + len(self.separator) :] if namespace else ""
         downstream = self.servers.get(namespace)
-        if downstream is None or not tool:
+        if namespace and namespace not in self.listed and namespace not in self.failures:
+            await self._tools()  # listed once: a name the server does not have is answered here, with near names
+        listed = self.listed.get(namespace)
+        if downstream is None or not tool or (listed is not None and tool not in {t.get("name") for t in listed}):
             from pflow_structure.mcp.proxy.toollist import near_names
 
             near = near_names(name, [str(known["name"]) for known in await self._tools()])

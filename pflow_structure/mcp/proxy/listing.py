@@ -111,7 +111,14 @@ class Listing:
         catalog = await self.tool_catalog()
         if name == self.search_tool:
             return search_answer(catalog, arguments, self.describe_tool)
+        from pflow_structure.render.tokens import count_tokens
+        from pflow_structure.service.clients import answer_counter
+
         ours = [*self.ours(), *our_tools(self.describe_tool, self.search_tool)]
+        settings = self.session_settings()
+        count = answer_counter(None, settings) or count_tokens  # Codex: its bytes and lines too
+        tools = [*(proxied_tool(tool) for tool in catalog), *ours]
         return describe_answer(
-            [*(proxied_tool(tool) for tool in catalog), *ours], arguments.get("names"), self.search_tool
-        )
+            tools, arguments.get("names"), self.search_tool, lambda text: count(text) <= settings.answer_budget,
+            self.describe_tool,
+        )  # fmt: skip

@@ -23,7 +23,7 @@ import difflib
 import json
 import math
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 TOOL_MODES = ("full", "compact", "light")
@@ -243,15 +243,22 @@ def near_names(name: str, known: Sequence[str]) -> list[str]:
     return list(dict.fromkeys(found))[:3]
 
 
-def describe_answer(tools: Sequence[Mapping[str, Any]], names: Any, search_tool: str) -> dict[str, Any]:
-    """The ``describe_tools`` result: the full definitions of ``names``; for a name no tool has,
-    ``_missing`` says so with the near names (a tool error when no name was found)."""
+def describe_answer(
+    tools: Sequence[Mapping[str, Any]],
+    names: Any,
+    search_tool: str,
+    fits: Callable[[str], bool] = lambda text: True,
+    describe_tool: str = DESCRIBE_TOOL,
+) -> dict[str, Any]:
+    """The ``describe_tools`` result: the full definitions of ``names``, as many as ``fits`` the answer
+    (at least one; ``_more`` names the rest, to describe next); for a name no tool has, ``_missing``
+    says so with the near names (a tool error when no name was found)."""
     if isinstance(names, str):
         names = [names]
     if not isinstance(names, list) or not names or not all(isinstance(name, str) for name in names):
         return _error('names must be a list of tool names, e.g. ["read_text_file"]')
     by_name = {str(tool.get("name")): tool for tool in tools}
-    found = [by_name[name] for name in names if name in by_name]
+    found = [by_name[name] for name in dict.fromkeys(names) if name in by_name]
     missing = {}
     for name in names:
         if name not in by_name:
@@ -261,7 +268,20 @@ def describe_answer(tools: Sequence[Mapping[str, Any]], names: Any, search_tool:
     if not found:
         return _error("; ".join(f"{name}: {why}" for name, why in missing.items()))
     answer: dict[str, Any] = {"tools": found, **({"_missing": missing} if missing else {})}
-    return _text(answer)
+    if fits(json.dumps(answer, ensure_ascii=False, separators=(",", ":"))):
+        return _text(answer)
+    shown = 1  # the most definitions that fit, at least one; the texts measured stay within the budget
+    while shown < len(found) and fits(json.dumps(_part(answer, shown), ensure_ascii=False, separators=(",", ":"))):
+        shown += 1
+    return _text(_part(answer, max(shown - 1, 1), describe_tool))
+
+
+def _part(answer: dict[str, Any], shown: int, describe_tool: str = DESCRIBE_TOOL) -> dict[str, Any]:
+    """``answer`` with its first ``shown`` definitions, and ``_more`` naming the rest to describe next."""
+    found = answer["tools"]
+    rest = [str(tool.get("name")) for tool in found[shown:]]
+    more = {"shown": f"{shown} of {len(found)} tools: the answer budget", describe_tool: rest}
+    return {**answer, "tools": found[:shown], "_more": more}
 
 
 def search_answer(
