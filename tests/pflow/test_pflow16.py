@@ -167,9 +167,10 @@ def test_read_fields_speaks_our_path_grammar_with_suggestions(
     assert read.returncode == 0, read.stderr
     assert "content[-1].number: 51\n" in read.stdout
     assert "$.content_is_binary:\n  [\n    false\n  ]\n" in read.stdout  # JSONPath: every match, as a list
-    assert "$..nope:\n  []\n" in read.stdout
+    assert "$..nope: (not found)\n" in read.stdout  # RFC 9535: no match is a miss, with its reason
     assert "content[0].titel: (not found)\n" in read.stdout
     assert read.stderr == (
+        "note: $..nope: ..['nope'] matched nothing at any depth. Keys there: content, content_is_binary.\n"
         "note: content[0].titel: no key 'titel' here. Did you mean content[0].title, content[0].state?\n"
     )
 
