@@ -211,8 +211,13 @@ def answer_trip(response: Response, question: Question, settings: Any) -> Trip:
     shown = answer_text(answer, settings) if "values" in answer or "data" in answer else render_structure_text(answer)
     from pflow_structure.cli.read_fields import TEXT_MAX_ITEMS
 
-    # A column cut to fewer rows than a read's page counts as not shown: the agent reads it.
-    paged = {path for path, more in (answer.get("_more") or {}).items() if len(answer["values"][path]) < TEXT_MAX_ITEMS}
+    # A column cut short counts as not shown: the agent reads it (a read's page now fills the answer budget,
+    # TEXT_MAX_ITEMS is None, so every cut column is shorter than that page).
+    paged = {
+        path
+        for path in (answer.get("_more") or {})
+        if TEXT_MAX_ITEMS is None or len(answer["values"][path]) < TEXT_MAX_ITEMS
+    }
     values = [path for path in answer.get("values") or () if path not in paged]
     named = set(answer.get("structure") or ())
     data = "data" in answer
