@@ -189,6 +189,21 @@ def test_a_result_over_the_budget_pages_and_the_pages_are_the_result(issues_id: 
     assert len(pages) == 100 and pages == whole
 
 
+def test_a_jq_answer_in_a_codex_session_keeps_to_its_bytes_and_lines(issues_id: str) -> None:
+    from pflow_structure.render.output_text import compact
+    from pflow_structure.service.clients import session_settings
+    from pflow_structure.service.querying import jq_answer
+    from pflow_structure.settings import Settings
+
+    codex = session_settings(Settings.from_env(), {"name": "codex-mcp-client"})  # 10,000 bytes, 256 lines
+    answer = jq_answer(issues_id, ".result | map({number, title, body})", settings=codex).value
+    text = compact(answer)
+    assert len(text.encode("utf-8")) <= 10_000 and text.count("\n") < 256
+    assert (
+        answer["_more"][".result | map({number, title, body})"]["next"]["jq"] == ".result | map({number, title, body})"
+    )
+
+
 def test_a_dict_too_large_answers_its_structure_and_asks_to_narrow_the_expression(issues_id: str) -> None:
     from pflow_structure.service.querying import jq_answer
 

@@ -230,12 +230,15 @@ def read_on(more: dict[str, Any], style: str) -> str:
 
 
 def next_call(arguments: dict[str, Any], style: str) -> str:
-    """The call that reads on: the tool's arguments as JSON, or the ``read-fields`` command line."""
+    """The call that reads on: the tool's arguments as JSON, or the ``read-fields`` command line (paths or
+    ``--jq``)."""
     if style != "cli":
         return compact(arguments)
     import shlex
 
-    words = ["pflow-structure", "read-fields", arguments["execution_id"], *arguments["field_paths"]]
+    words = ["pflow-structure", "read-fields", arguments["execution_id"], *arguments.get("field_paths", ())]
+    if "jq" in arguments:  # a jq read reads on with its expression (service/querying.py)
+        words += ["--jq", arguments["jq"]]
     for name in ("offset", "limit", "char_offset", "names"):
         if name in arguments:
             words += [f"--{name.replace('_', '-')}", str(arguments[name])]

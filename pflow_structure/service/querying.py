@@ -20,6 +20,7 @@ if TYPE_CHECKING:
     from typing import Any
 
     from pflow_structure.cache.backend import CacheBackend
+    from pflow_structure.render.budget import TokenCounter
     from pflow_structure.service.answers import Answer, TextAnswer
     from pflow_structure.service.reading import FieldReadout
     from pflow_structure.settings import Settings
@@ -97,21 +98,26 @@ def jq_answer(
     max_tokens: int | None = None,
     settings: Settings | None = None,
     cache: CacheBackend | None = None,
+    count: TokenCounter | None = None,
 ) -> Answer:
     """``read_fields`` with ``jq``: ``{expression: value}`` within the budget, with ``_missing``,
-    ``_more`` (arguments that read on, with ``jq``), ``_note`` (a cut) and ``_stream`` (several results)."""
+    ``_more`` (arguments that read on, with ``jq``), ``_note`` (a cut) and ``_stream`` (several results).
+    ``count``: how the budget is counted (else as the session's client counts it: o200k tokens, and its
+    bytes and lines where it cuts by those, service/clients.py)."""
     from pflow_structure.render.budget import Paging
-    from pflow_structure.service.answers import Answer, answer_budget, answer_from_readout
+    from pflow_structure.service.answers import Answer, answer_budget, answer_from_readout, o200k_counter
+    from pflow_structure.service.clients import answer_counter
     from pflow_structure.settings import Settings
 
     settings = settings or Settings.from_env()
     budget = answer_budget(max_tokens, settings)
+    count = count or answer_counter(max_tokens, settings) or o200k_counter()  # a client's bytes and lines too
     found = jq_readout(
         execution_id, expression, offset=offset, limit=limit, char_offset=char_offset, settings=settings, cache=cache
     )
     note = JQ_RESULT_NOTE.format(count=found.results) if found.results > 1 else ""
-    room = budget - (_count(note) + 5 if note else 0)
-    answer = answer_from_readout(found.readout, max(room, 1), Paging(execution_id, offset, limit, char_offset))
+    room = budget - (count(note) + 5 if note else 0)
+    answer = answer_from_readout(found.readout, max(room, 1), Paging(execution_id, offset, limit, char_offset), count)
     value = as_jq_calls(answer.value, expression)
     if note:
         value[STREAM_KEY] = note
@@ -176,16 +182,13 @@ def jq_text_answer(
 def more_lines(value: dict[str, Any], style: str) -> list[str]:
     """A jq answer's notes as text lines: a stream, and each cut with the call that reads on."""
     from pflow_structure.render.budget import MORE_KEY
+    from pflow_structure.service.answers import read_on
 
     lines = [f"# {value[STREAM_KEY]}"] if STREAM_KEY in value else []
     for more in value.get(MORE_KEY, {}).values():
-        calls = [f"; {label}: {jq_call(more[word], style)}" for word, label in _READ_ON if word in more]
-        lines.append(f"# {more['shown']}{''.join(calls)}")
+        lines.append(f"# {more['shown']}{read_on(more, style)}")
         lines += [f"#   {name}: {compact(info)}" for name, info in more.get("structure", {}).items()]
     return lines
-
-
-_READ_ON = (("next", "read on"), ("then", "then"))
 
 
 def _rendered(value: Any, format_name: str, settings: Settings, notes: list[str]) -> str:
@@ -201,19 +204,6 @@ def _rendered(value: Any, format_name: str, settings: Settings, notes: list[str]
         return compact(value)
 
 
-def jq_call(arguments: dict[str, Any], style: str) -> str:
-    """The call that reads on: the tool's arguments as JSON, or the ``read-fields --jq`` command line."""
-    if style != "cli":
-        return compact(arguments)
-    import shlex
-
-    words = ["pflow-structure", "read-fields", arguments["execution_id"], "--jq", arguments["jq"]]
-    for name in ("offset", "limit", "char_offset"):
-        if name in arguments:
-            words += [f"--{name.replace('_', '-')}", str(arguments[name])]
-    return shlex.join(words)
-
-
 def jq_fields_answer(
     described: dict[str, Any],
     expression: str,
@@ -227,16 +217,18 @@ def jq_fields_answer(
     that fails while it runs answers as a path that misses: ``None``, and why under ``values._missing``."""
     from pflow_structure.errors import JqRunError
     from pflow_structure.render.budget import MISSING_KEY
-    from pflow_structure.service.answers import answer_budget
+    from pflow_structure.service.answers import answer_budget, o200k_counter
+    from pflow_structure.service.clients import answer_counter
     from pflow_structure.service.field_answers import REST_LINE
 
     budget = answer_budget(max_tokens, settings)
     execution_id = described["execution_id"]
     head = {"execution_id": execution_id, "node_type": described["node_type"]}
     rest = REST_LINE.format(execution_id=execution_id)
-    room = max(budget - _count(compact({**head, "rest": rest})) - 10, 1)
+    count = answer_counter(max_tokens, settings) or o200k_counter()  # the run's budget, as the client counts it
+    room = max(budget - count(compact({**head, "rest": rest})) - 10, 1)
     try:
-        values = jq_answer(execution_id, expression, max_tokens=room, settings=settings, cache=cache).value
+        values = jq_answer(execution_id, expression, max_tokens=room, settings=settings, cache=cache, count=count).value
     except JqRunError as exc:  # the node ran and its output is cached: answer the id with the reason
         values = {expression: None, MISSING_KEY: {expression: str(exc)}}
     return {**head, "values": values, "rest": rest}
@@ -254,9 +246,3 @@ def jq_fields_text(answer: dict[str, Any], expression: str) -> str:
     execution_id = answer["execution_id"]
     lines.append(f"Cached as {execution_id}: pflow-structure read-fields {execution_id} PATH reads any other path.")
     return "\n".join(lines)
-
-
-def _count(text: str) -> int:
-    from pflow_structure.render.tokens import count_tokens
-
-    return count_tokens(text)
