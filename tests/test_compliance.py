@@ -383,7 +383,7 @@ def parse_structure_text(text: str) -> dict[str, Any]:
             result["field_count"] = result["original_field_count"] = int(m[1])
             result["filtered"] = False
         elif m := re.fullmatch(
-            r"Field count: (\d+) of (\d+) \(filtered by the (\w+) filter; ((\d+) fields hidden.*)\)", line
+            r"Field count: (\d+) of (\d+) \((\w+) filter; ((\d+) fields hidden.*)\)", line
         ):
             result["field_count"], result["original_field_count"] = int(m[1]), int(m[2])
             result["filtered"], result["filter"], result["filter_note"] = True, m[3], m[4]

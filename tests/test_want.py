@@ -269,7 +269,7 @@ def test_cli_run_want_structure_prints_a_read_command_for_the_matches() -> None:
         "'result[*].user.login' 'result[*].author_association' 'result[*].assignee' "
         "'result[*].milestone.creator'"
     )
-    assert "Field count: 28 of 110 (filtered by the want filter;" in outcome.stdout
+    assert "Field count: 28 of 110 (want filter;" in outcome.stdout
 
 
 def test_cli_run_want_json_has_wanted() -> None:

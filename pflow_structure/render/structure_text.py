@@ -216,7 +216,7 @@ def render_structure_text(
     original = result.get("original_field_count", field_count)
     if result.get("filtered"):
         method, note = result.get("filter", "?"), result.get("filter_note", "")
-        lines.append(f"Field count: {field_count} of {original} (filtered by the {method} filter; {note})")
+        lines.append(f"Field count: {field_count} of {original} ({method} filter; {note})")
     else:
         lines.append(f"Field count: {field_count}, not filtered")
     omitted = result.get("omitted_paths", 0)

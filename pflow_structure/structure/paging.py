@@ -2,7 +2,7 @@
 
 An agent that answers "which are open" from page 1 of 5 answers wrong without knowing it, and the
 structure shows ``has_more`` as one field among many (or a filter hides it). So the answer says it at the
-top: ``page: has_more=true, next_cursor=dXNl…; 100 of 2,345``. Read from the value (not the filtered
+top: ``Page: has_more=true, more at result.next_cursor; 100 of 2,345``. Read from the value (not the filtered
 structure), in the dicts above the data (lists are not entered: an item's ``next`` is no page), when:
 
 - a flag says more (``has_more``, ``hasNextPage``, ``IsTruncated`` true; ``isLast`` false);
@@ -39,8 +39,7 @@ _ITEM_TOTALS = {"totalcount", "totalresults", "totalitems", "totalhits"}  # name
 _TOTALS = {"total", "totalsize", "count", "found"}
 _PAGE_KEYS = {"offset", "startat", "limit", "maxresults", "page", "perpage", "pagesize", "skip", "top", "start"}
 _LIMITS = ("limit", "per_page", "perPage", "page_size", "pageSize", "max_results", "maxResults", "first", "size")
-VALUE_CHARS = 40  # a cursor longer than this is cut (a part of it pages nowhere), with the path that reads it whole
-CUT_CHARS = 12  # what a cut cursor keeps: enough to tell two apart
+VALUE_CHARS = 40  # a longer cursor is not shown (a part of it pages nowhere): the path that reads it whole is
 MAX_DICTS = 200  # the dicts visited at most: the paging sits near the top
 MAX_DEPTH = 6
 
@@ -136,7 +135,7 @@ def _link(item: Any) -> str:
 def _shown(key: str, text: str, path: str) -> str:
     if len(text) <= VALUE_CHARS:
         return f"{key}={text}"
-    return f"{key}={text[:CUT_CHARS]}… (read {_join(path, key)})"
+    return f"more at {_join(path, key)}"
 
 
 def _join(path: str, key: str) -> str:

@@ -114,7 +114,7 @@ def test_probe_prints_our_structure_and_read_fields_reads_its_id(
     assert ran.stdout.startswith("✓ Node executed successfully\n")
     assert "  ✓ ${content} (str, ~472892 chars, JSON list, 100 items)\n" in ran.stdout
     assert "  ✓ ${content[0].title} (str, " in ran.stdout
-    assert "(filtered by the heuristic filter; " in ran.stdout  # over 50 fields: the ones that matter
+    assert "(heuristic filter; " in ran.stdout  # over 50 fields: the ones that matter
     assert "fields hidden: PFLOW_STRUCTURE_FILTER=off lists them, read-fields reads any path)\n" in ran.stdout
     execution_id = _execution_id(ran.stdout)
     entry = isolated_cache / f"{execution_id}.json"
@@ -237,7 +237,7 @@ def test_pflows_mcp_tools_answer_with_our_structure_and_read_our_cache(
 
     structure, values, refused = asyncio.run(asyncio.wait_for(session(), timeout=120))
     assert "  ✓ ${content[0].title} (str, " in structure
-    assert "(filtered by the heuristic filter; " in structure
+    assert "(heuristic filter; " in structure
     assert len(_entries(isolated_cache)) == 1
     assert values.startswith("content[*].number:\n  [\n    150,\n    149,\n")  # pflow's own value format
     assert values.endswith("content[1].state: open")

@@ -23,7 +23,7 @@ from pflow_structure.integrations.pflow.startup import PTH_TEXT, pth_path  # noq
 
 REPO = Path(__file__).resolve().parents[2]
 ISSUES = REPO / "examples" / "data" / "github_issues.json"
-OURS = "(filtered by the heuristic filter; "  # a line only our structure prints
+OURS = "(heuristic filter; "  # a line only our structure prints
 
 
 def _cli(executable: str, *args: str) -> subprocess.CompletedProcess[str]:

@@ -318,7 +318,7 @@ def test_registry_run_prints_our_structure_and_read_fields_reads_it(
     assert "  ✓ ${stdout[0].title} (str, " in ran.stdout
     # more than 50 fields: the fields that matter, and how to see the rest
     assert "  ✓ ${stdout[0].html_url}" not in ran.stdout
-    assert "(filtered by the heuristic filter; " in ran.stdout
+    assert "(heuristic filter; " in ran.stdout
     execution_id = next(line.split()[-1] for line in ran.stdout.splitlines() if line.startswith("Execution ID: "))
     assert (isolated_cache / f"{execution_id}.json").exists()
     read = _cli(
@@ -403,6 +403,6 @@ def test_pflows_mcp_server_started_through_the_plugin_serves_our_structure(
 
     structure, values = asyncio.run(asyncio.wait_for(session(), timeout=120))
     assert "  ✓ ${stdout[0].title} (str, " in structure
-    assert "(filtered by the heuristic filter; " in structure
+    assert "(heuristic filter; " in structure
     assert len(_entries(isolated_cache)) == 1
     assert values.startswith("stdout[*].number:\n  [\n    150,\n    149,\n")  # pflow's own value format
