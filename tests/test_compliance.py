@@ -382,9 +382,7 @@ def parse_structure_text(text: str) -> dict[str, Any]:
         elif m := re.fullmatch(r"Field count: (\d+), not filtered", line):
             result["field_count"] = result["original_field_count"] = int(m[1])
             result["filtered"] = False
-        elif m := re.fullmatch(
-            r"Field count: (\d+) of (\d+) \((\w+) filter; ((\d+) fields hidden.*)\)", line
-        ):
+        elif m := re.fullmatch(r"Field count: (\d+) of (\d+) \((\w+) filter; ((\d+) fields hidden.*)\)", line):
             result["field_count"], result["original_field_count"] = int(m[1]), int(m[2])
             result["filtered"], result["filter"], result["filter_note"] = True, m[3], m[4]
             result["hidden_fields"] = int(m[5])

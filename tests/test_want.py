@@ -299,7 +299,8 @@ def test_the_mcp_servers_registry_run_takes_want() -> None:
     # Against the file itself, read with json (not through our service): the values shown are the first
     # issues' numbers and logins in order, and each wanted field a key of the issues.
     numbers, logins = structured["values"]["result[*].number"], structured["values"]["result[*].user.login"]
-    assert 0 < len(numbers) == len(logins) <= 20
+    assert 0 < len(numbers) == len(logins) < len(ISSUES)  # rows fill the want budget, then page
+    assert structured["_more"]["result[*].number"]["next"]["offset"] == len(numbers)
     assert numbers == [issue["number"] for issue in ISSUES[: len(numbers)]]
     assert logins == [issue["user"]["login"] for issue in ISSUES[: len(logins)]]
     for path in structured["wanted"]:

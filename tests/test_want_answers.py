@@ -77,28 +77,82 @@ def test_the_structure_views_read_command_reads_the_item_that_has_the_field(tmp_
 
 def test_a_want_answers_map_lists_the_other_fields_its_words_match_by_name() -> None:
     answer = registry_run("read-json", {"path": str(ISSUES)}, want="who opened each issue, is it still open?")
-    assert answer["structure"]["result[0].state"] == {"type": "str", "avg_length": 6}  # named: it reads back
+    assert answer["structure"]["result[0].milestone.closed_issues"] == {"type": "int"}
     assert answer["map"] == (
-        "Rest: result list, 100 items, each 58 more fields; your words also match: "
-        "result[*].author_association, .assignee, .milestone.creator, result[*].assignees[*], result[*].state, "
-        ".milestone.state, .closed_at, .milestone.closed_at"
+        "Rest: result list, 100 items, each 57 more fields; your words also match: "
+        "result[*].milestone.closed_issues, .author_association, .assignee, .milestone.creator, "
+        "result[*].assignees[*], result[*].milestone.state, .closed_at, .milestone.closed_at"
     )
 
 
 # -- want answers with values (35.1) ----------------------------------------------------------
 
 
-def test_a_want_answer_leads_with_the_values_one_row_per_item_and_its_handle() -> None:
+def test_a_want_answer_leads_with_the_values_one_row_per_item_its_label_and_handle() -> None:
     answer = registry_run("read-json", {"path": str(ISSUES)}, want="who opened each issue, is it still open?")
     issues = json.loads(ISSUES.read_text(encoding="utf-8"))
     assert list(answer["values"]) == [
-        "result[*].number",  # the handle
+        "result[*].number",  # the handle, short
+        "result[*].title",  # the label
+        "result[*].state",  # "open" is one of its values
         "result[*].milestone.open_issues",
-        "result[*].milestone.closed_issues",
-        "result[*].user.login",
+        "result[*].user.login",  # "who opened"
     ]
-    assert answer["values"]["result[*].number"] == [issue["number"] for issue in issues[:20]]
-    assert answer["values"]["result[*].user.login"] == [issue["user"]["login"] for issue in issues[:20]]
+    rows = len(answer["values"]["result[*].number"])
+    assert 20 < rows < 100  # as many rows as fill the want budget
+    assert answer["values"]["result[*].number"] == [issue["number"] for issue in issues[:rows]]
+    assert answer["values"]["result[*].state"] == [issue["state"] for issue in issues[:rows]]
+    assert answer["values"]["result[*].user.login"] == [issue["user"]["login"] for issue in issues[:rows]]
+
+
+def test_a_record_noun_names_no_field_and_a_value_word_names_its_field() -> None:
+    from pflow_structure.service.want_choice import by_word, record_nouns
+
+    assert record_nouns("which hosts are up, and the version of each agent?") == {"host", "agent"}
+    structure = {
+        "result": {"type": "list", "length": 3},
+        "result[0].state": {"type": "str", "avg_length": 6},
+        "result[0].milestone.open_issues": {"type": "int"},
+        "result[0].issue_count": {"type": "int"},
+    }
+    outputs = {
+        "result": [{"state": s, "milestone": {"open_issues": 1}, "issue_count": 2} for s in ("open", "closed", "open")]
+    }
+    # "open" says the state's value (a field named after it sits deeper); "issue" names the records.
+    assert by_word(structure, [], "which issues are open", outputs) == ["result[0].state"]
+    # Values all different are names, not categories: no word meets them.
+    names = {"result": [{"state": s, "milestone": {"open_issues": 1}, "issue_count": 2} for s in ("open", "b", "c")]}
+    assert by_word(structure, [], "which issues are open", names) == ["result[0].milestone.open_issues"]
+
+
+def test_a_records_label_is_its_own_name_else_a_name_in_a_part_of_it() -> None:
+    from pflow_structure.service.want_choice import _children, record_label
+
+    structure = {
+        "result": {"type": "list", "length": 2},
+        "result[0].id": {"type": "str", "avg_length": 36},
+        "result[0].state": {"type": "str", "avg_length": 6},
+        "result[0].created": {"type": "str", "avg_length": 20},
+        "result[0].profile": {"type": "dict"},
+        "result[0].profile.name": {"type": "str", "avg_length": 9},
+        "result[0].owner": {"type": "dict"},
+        "result[0].owner.id": {"type": "int"},
+        "result[0].owner.name": {"type": "str", "avg_length": 5},
+    }
+    # The owner is another entity (it has an id); the profile is a part of the record.
+    assert record_label(structure, ("result", 0), _children(structure)) == "result[0].profile.name"
+    del structure["result[0].profile.name"]
+    assert record_label(structure, ("result", 0), _children(structure)) == "result[0].id"
+    assert record_label(structure, ("result", 0), _children(structure), handles=False) is None
+    # A record that only wraps an object (``{"kind", "data"}``) is called by that object's title.
+    wrapped = {
+        "result": {"type": "list", "length": 2},
+        "result[0].kind": {"type": "str", "avg_length": 2},
+        "result[0].data": {"type": "dict"},
+        "result[0].data.id": {"type": "str", "avg_length": 6},
+        "result[0].data.title": {"type": "str", "avg_length": 40},
+    }
+    assert record_label(wrapped, ("result", 0), _children(wrapped)) == "result[0].data.title"
 
 
 def test_a_want_answer_pages_with_the_exact_call_that_reads_on() -> None:
@@ -127,15 +181,14 @@ def test_a_want_answer_pages_with_the_exact_call_that_reads_on() -> None:
 def test_the_cli_want_answers_next_command_reads_the_next_rows() -> None:
     outcome = invoke("run", "read-json", f"path={ISSUES}", "--want", "who wrote each issue")
     paging = next(line for line in outcome.stdout.splitlines() if line.startswith("Rows "))
-    assert paging.startswith("Rows 0-19 of 100 shown; read on: pflow-structure read-fields exec-")
-    assert paging.endswith(
-        " 'result[*].number' 'result[*].milestone.open_issues' 'result[*].milestone.closed_issues' "
-        "'result[*].user.login' --offset 20"
+    found = re.fullmatch(
+        r"Rows 0-(\d+) of 100 shown; read on: pflow-structure read-fields (exec-\S+) (.*) --offset (\d+)", paging
     )
-    execution_id = re.search(ID_PATTERN, paging)
-    assert execution_id
-    following = read_fields(execution_id[0], ["result[*].number"], offset=20, limit=1)
-    assert following == {"result[*].number": [json.loads(ISSUES.read_text(encoding="utf-8"))[20]["number"]]}
+    assert found
+    assert int(found[4]) == int(found[1]) + 1
+    assert found[3].startswith("'result[*].number' 'result[*].title' ")
+    following = read_fields(found[2], ["result[*].number"], offset=int(found[4]), limit=1)
+    assert following == {"result[*].number": [json.loads(ISSUES.read_text(encoding="utf-8"))[int(found[4])]["number"]]}
 
 
 def test_a_want_answer_stays_within_max_tokens() -> None:

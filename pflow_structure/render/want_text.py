@@ -16,13 +16,14 @@ hide the one the agent needs (issue 35).
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any, NamedTuple
 
 from pflow_structure.render.want_values import CallText, value_lines
 
 MAX_CONTAINERS = 5  # the map names at most this many containers (about 100 tokens in all)
 MAX_NAMED = 40  # and at most this many matching fields by name (a bound: a question names about 12)
+MAP_TOKENS = 100  # and, given a counter, as many as keep the map within this many tokens
 
 
 class WantMap(NamedTuple):
@@ -51,6 +52,12 @@ def _containers(structure: Mapping[str, Mapping[str, Any]]) -> list[str]:
     return found
 
 
+def _own_fields(container: str, fields: Sequence[str], containers: Sequence[str]) -> bool:
+    """Whether ``container`` holds a field that none of its inner containers holds."""
+    inner = [c for c in containers if c != container and _inside(c, container)]
+    return any(_inside(f, container) and not any(_inside(f, c) for c in inner) for f in fields)
+
+
 def _describe(path: str, entry: Mapping[str, Any], others: int, inner: bool) -> str:
     kind = "list" if "list" in str(entry.get("type")) else "dict"
     size = f", {entry['length']} items" if kind == "list" and "length" in entry else ""
@@ -63,6 +70,7 @@ def want_map(
     fields: Sequence[str],
     shown: Sequence[str],
     matched: Sequence[str],
+    count: Callable[[str], int] | None = None,
 ) -> WantMap:
     """The map of ``structure`` (the whole one) beside the values ``shown`` (template paths): its
     containers, how many of ``fields`` each holds beyond those, and ``matched`` (fields the words
@@ -72,15 +80,22 @@ def want_map(
     innermost = {c for c in containers if not any(o != c and _inside(o, c) for o in containers)}
     parts = []
     named: dict[str, dict[str, Any]] = {}
-    for container in containers[:MAX_CONTAINERS]:
+    # A container that holds another says nothing the inner one does not (``result dict``), unless
+    # it has fields of its own beside it.
+    telling = [c for c in containers if c in innermost or _own_fields(c, rest, containers)]
+    for container in telling[:MAX_CONTAINERS]:
         others = sum(1 for field in rest if _inside(field, container))
         parts.append(_describe(container, structure[container], others, container in innermost))
         named[container] = dict(structure[container])
-    left = len(containers) - MAX_CONTAINERS
+    left = len(telling) - MAX_CONTAINERS
     if left > 0:
         parts.append(f"+{left} more containers")
     text = "Rest: " + ("; ".join(parts) if parts else f"{len(rest)} more fields")
     words = [path for path in matched if path not in shown][:MAX_NAMED]
+    if words and count is not None:  # as many names as keep the map within MAP_TOKENS
+        room = MAP_TOKENS - count(text + "; your words also match: ")
+        fits = [n for n in range(1, len(words) + 1) if count(_names(words[:n])) <= room]
+        words = words[: max(fits, default=1)]
     if words:
         text += "; your words also match: " + _names(words)
         named.update({path: dict(structure[path]) for path in words if path in structure})

@@ -18,64 +18,16 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from pflow_structure.render.output_text import compact
+from pflow_structure.service.want_choice import chosen_paths
 from pflow_structure.settings import Settings
 
 CHARS_PER_TOKEN = 16  # far above any rendering's characters per token (compact JSON has about 3)
-# Chosen on the tuned-on families only (benchmarks/want_eval.py --answers): more rows cost more in
-# wrong values than they save in reads; a third column answers a third more questions in one call.
-MAX_ROWS = 20  # the rows of a list shown before paging, as a read-fields page on the command line
+# Chosen on the tuned-on families only (benchmarks/want_eval.py --answers).
+MAX_ROWS = None  # the rows of a list: as many as fit the want budget (a cap of 20 cost a read on 30-item lists)
 READ_ALLOWANCE = 100  # data up to this many tokens over a want answer: about one read it saves
-WORD_MATCH = 1.0  # a word's best field leads when it says the word itself (the same stem)
-MAX_VALUES = 3  # the values show at most this many matched fields (and each record's handle)
-# A record's handle, shortest first: "number" and "key" are what people call an issue or a ticket by.
-LABELS = ("number", "key", "iid", "name", "login", "id", "title")
 # One line, about 30 tokens: a data answer costs at most the compact rendering and this (issue 35).
 DATA_LINE = 'Cached as {execution_id}: read_fields reads a part, "${{ID:PATH}}" passes it on unread.'
 DATA_LINE_CLI = 'Cached as {execution_id}; read-fields ID PATH reads a part, "${{ID:PATH}}" passes it on unread.'
-
-
-def _is_value(entry: Mapping[str, Any], path: str = "") -> bool:
-    """A field whose value reads as a cell: not an object, not a list, not below a dict of data keys
-    (``[*]`` in a template path: its rows would have no one column)."""
-    kinds = set(str(entry.get("type", "")).split("|"))
-    return not kinds & {"dict", "list"} and "[*]" not in path
-
-
-def _by_word(structure: Mapping[str, Mapping[str, Any]], wanted: Sequence[str], want: str) -> list[str]:
-    """``wanted`` fields that hold values, led by the field each word names itself, in the order the
-    words come (people name what they want first: "title and state of each issue"); of two fields a
-    word names alike, the one nearer its record (``title`` before ``milestone.title``)."""
-    from pflow_structure.filtering import fields_of
-    from pflow_structure.filtering.tree import key_segments
-    from pflow_structure.filtering.want import term_matches, want_terms
-
-    values = [path for path in wanted if path in structure and _is_value(structure[path], path)]
-    pool = [path for path in fields_of(structure) if _is_value(structure[path], path)]
-    keys = {path: key_segments(path) for path in pool}
-    rank = {path: position for position, path in enumerate(values)}
-    first: list[str] = []
-    for term in want_terms(want):
-        scored = [(term_matches(term, keys[path]), -len(keys[path]), -rank.get(path, len(rank)), path) for path in pool]
-        best = max(scored, default=(0.0, 0, 0, ""))
-        if best[0] >= WORD_MATCH and best[3] not in first:
-            first.append(best[3])
-    return list(dict.fromkeys([*first, *values]))
-
-
-def chosen_paths(structure: Mapping[str, Mapping[str, Any]], wanted: Sequence[str], want: str = "") -> list[str]:
-    """The fields whose values a want answer shows: the best :data:`MAX_VALUES` of ``wanted`` that hold
-    values (:func:`_by_word`), each list's rows led by their handle (the first of :data:`LABELS` its
-    items have)."""
-    best = _by_word(structure, wanted, want)[:MAX_VALUES]
-    handles: list[str] = []
-    for path in best:
-        owner = path[: path.find("[0]") + 3] if "[0]" in path else ""
-        labels = [owner + "." + key for key in LABELS]
-        named = any(other in labels for other in [*handles, *best])  # its rows already say which record
-        handle = next((label for label in labels if label in structure and _is_value(structure[label])), None)
-        if owner and handle is not None and not named:
-            handles.append(handle)
-    return list(dict.fromkeys([*handles, *best]))
 
 
 def _matched(structure: Mapping[str, Mapping[str, Any]], wanted: Sequence[str], want: Any) -> list[str]:
@@ -114,39 +66,51 @@ def want_answer(
 
     execution_id = described["execution_id"]
     wanted = [path for path in described.get("wanted") or () if path in structure]
-    shown = chosen_paths(structure, wanted, str(described.get("want") or ""))
-    mapped = want_map(structure, fields_of(structure), shown, _matched(structure, wanted, described.get("want")))
+    shown = chosen_paths(structure, wanted, str(described.get("want") or ""), outputs)
+    mapped = want_map(
+        structure, fields_of(structure), shown, _matched(structure, wanted, described.get("want")), count_tokens
+    )
     room = budget - count_tokens(mapped.text) - 60  # the id, the head line and the structure command
 
     def call(arguments: dict[str, Any]) -> str:
         text = next_call(arguments, style)
         return text if style == "cli" else f"read_fields {text}"
 
-    found = want_values(
-        outputs, shown, execution_id=execution_id, budget=room, count=count_tokens, call=call, rows=MAX_ROWS
-    )
-    answer: dict[str, Any] = {
-        "execution_id": execution_id,
-        "node_type": described["node_type"],
-        "want": described.get("want"),
-        **_page(described),
-        "values": found.values,
-    }
-    if found.more:
-        answer["_more"] = found.more
-    answer.update(
-        {
-            "map": mapped.text,
-            "structure": mapped.structure,
-            "field_count": len(shown) + len(mapped.structure),
-            "original_field_count": described.get("original_field_count", len(structure)),
-            "filtered": True,
-            "filter": "want",
-            "wanted": wanted,
+    def build(room: int) -> dict[str, Any]:
+        found = want_values(
+            outputs, shown, execution_id=execution_id, budget=room, count=count_tokens, call=call, rows=MAX_ROWS
+        )
+        answer: dict[str, Any] = {
+            "execution_id": execution_id,
+            "node_type": described["node_type"],
+            "want": described.get("want"),
+            **_page(described),
+            "values": found.values,
         }
-    )
-    if described.get("warnings"):
-        answer["warnings"] = list(described["warnings"])
+        if found.more:
+            answer["_more"] = found.more
+        answer.update(
+            {
+                "map": mapped.text,
+                "structure": mapped.structure,
+                "field_count": len(shown) + len(mapped.structure),
+                "original_field_count": described.get("original_field_count", len(structure)),
+                "filtered": True,
+                "filter": "want",
+                "wanted": wanted,
+            }
+        )
+        if described.get("warnings"):
+            answer["warnings"] = list(described["warnings"])
+        return answer
+
+    answer = build(room)
+    for _ in range(3):  # the rows fill the room: the lines around them may take a few tokens more
+        over = count_tokens(want_text(answer, style)) - budget
+        if over <= 0:
+            break
+        room -= over + 10
+        answer = build(room)
     return answer
 
 

@@ -1,0 +1,245 @@
+"""Which fields a ``want`` answer shows as values (issue 35): the fields the words name, each record's label.
+
+- :func:`chosen_paths`: the best :data:`MAX_VALUES` fields of the words (:func:`by_word`), each list's rows
+  led by their record's label and short handle (:func:`record_label`), a single record's label first.
+- A word meets a field by its name (filtering/want.py) or by the few values the field takes
+  (:func:`value_words`: "which are open" asks for the ``state`` that says ``open``, not a count named
+  ``open_issues``): read from the value itself, a bounded sample of each list.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+# Chosen on the tuned-on families only (benchmarks/want_eval.py --answers): more columns cost more in
+# wrong values than they save in reads; a third column answers a third more questions in one call.
+WORD_MATCH = 1.0  # a word's best field leads when it says the word itself (the same stem)
+MAX_VALUES = 3  # the values show at most this many matched fields (and each record's handle)
+
+
+def _is_value(entry: Mapping[str, Any], path: str = "") -> bool:
+    """A field whose value reads as a cell: not an object, not a list, not below a dict of data keys
+    (``[*]`` in a template path: its rows would have no one column)."""
+    kinds = set(str(entry.get("type", "")).split("|"))
+    return not kinds & {"dict", "list"} and "[*]" not in path
+
+
+SAMPLE = 200  # the items of each list a field's values are read from
+FEW = 6  # a field of at most this many distinct short strings names categories ("open", "closed")
+WORD_CHARS = 24  # longer strings are text, not a category
+
+
+def _leaves(value: Any, segments: Sequence[Any]) -> list[Any]:
+    """The values at template segments (``0``: each item, the first :data:`SAMPLE` of each list)."""
+    found: list[Any] = []
+    stack: list[tuple[Any, int]] = [(value, 0)]
+    while stack:
+        here, position = stack.pop()
+        if position == len(segments):
+            found.append(here)
+            continue
+        segment = segments[position]
+        if segment == 0 and not isinstance(segment, bool) and isinstance(here, list):
+            stack.extend((item, position + 1) for item in reversed(here[:SAMPLE]))
+        elif isinstance(here, dict) and isinstance(segment, str) and segment in here:
+            stack.append((here[segment], position + 1))
+    return found
+
+
+def value_words(outputs: Any, structure: Mapping[str, Mapping[str, Any]], paths: Sequence[str]) -> dict[str, set[str]]:
+    """The word stems of the few values each of ``paths`` takes, for the fields that name categories:
+    strings of at most :data:`WORD_CHARS`, at most :data:`FEW` distinct, and repeating across the items
+    of a list (all different, they are names: a word that meets one is a record, not a field)."""
+    from pflow_structure.filtering.want import stem, words
+    from pflow_structure.paths import parse_path
+
+    found: dict[str, set[str]] = {}
+    for path in paths:
+        if "str" not in str(structure[path].get("type")) or path.endswith("]"):  # a list's items are tags
+            continue
+        values = _leaves(outputs, parse_path(path))
+        strings = [value for value in values if isinstance(value, str)]
+        distinct = set(strings)
+        if not strings or len(distinct) > FEW or any(len(text) > WORD_CHARS for text in distinct):
+            continue
+        if len(strings) > 2 and len(distinct) == len(strings):
+            continue
+        found[path] = {stem(word) for text in distinct for word in words(text.lower())}
+    return found
+
+
+# "each issue", "which hosts": the word after these names the records, not a field of them.
+QUANTIFIERS = frozenset({"each", "every", "which", "all", "per", "any"})
+
+
+def record_nouns(want: str) -> set[str]:
+    """The stems of the words that name the records a question is about (after :data:`QUANTIFIERS`)."""
+    from itertools import pairwise
+
+    from pflow_structure.filtering.want import STOPWORDS, stem, words
+
+    said = [word.lower() for word in words(want)]
+    return {stem(word) for before, word in pairwise(said) if before in QUANTIFIERS and word not in STOPWORDS}
+
+
+def _whole_key(term: str, keys: Sequence[str]) -> bool:
+    """Whether ``term`` is a field's whole key (``version``), or its object's whole key when the field
+    is that object's label (``owner.name``): a record noun names nothing smaller (not ``open_issues``)."""
+    from pflow_structure.filtering.want import stem, words
+
+    def whole(key: str) -> bool:
+        return [stem(word) for word in words(key)] == [term]
+
+    return bool(keys) and (whole(keys[-1]) or (len(keys) > 1 and whole(keys[-2]) and keys[-1] in SELF_LABELS))
+
+
+def by_word(
+    structure: Mapping[str, Mapping[str, Any]], wanted: Sequence[str], want: str, outputs: Any = None
+) -> list[str]:
+    """``wanted`` fields that hold values, led by the field each word names itself (or names among the
+    few values it takes, :func:`value_words`), in the order the words come (people name what they want
+    first: "title and state of each issue"); of two fields a word names alike, the one nearer its
+    record (``title`` before ``milestone.title``)."""
+    from pflow_structure.filtering import fields_of
+    from pflow_structure.filtering.tree import key_segments
+    from pflow_structure.filtering.want import MEANING, term_matches, want_terms
+
+    values = [path for path in wanted if path in structure and _is_value(structure[path], path)]
+    pool = [path for path in fields_of(structure) if _is_value(structure[path], path)]
+    keys = {path: key_segments(path) for path in pool}
+    said = value_words(outputs, structure, pool) if outputs is not None else {}
+    rank = {path: position for position, path in enumerate(values)}
+    nouns = record_nouns(want)
+
+    def score(path: str, term: str) -> float:
+        if term in nouns and not _whole_key(term, keys[path]):
+            return 0.0
+        return max(term_matches(term, keys[path]), WORD_MATCH if term in said.get(path, ()) else 0.0)
+
+    first: list[str] = []
+    for term in want_terms(want):
+        scored = [(score(path, term), -len(keys[path]), -rank.get(path, len(rank)), path) for path in pool]
+        best = max(scored, default=(0.0, 0, 0, ""))
+        if best[0] >= WORD_MATCH and best[3] not in first:
+            first.append(best[3])
+    # A field only a record noun matches ("issue" in ``milestone.open_issues``) comes after the others.
+    others = [term for term in want_terms(want) if term not in nouns]
+    # The rest by how many of the other words they meet ("who opened": ``user.login`` meets both).
+    meets = {path: [score(path, term) for term in others] for path in values}
+    by_others = sorted(
+        (path for path in values if max(meets[path], default=0.0) >= MEANING), key=lambda p: -sum(meets[p])
+    )
+    return list(dict.fromkeys([*first, *by_others, *values]))
+
+
+# What a record is called by people (its label), best first: a row reads "fix login", not "4711".
+SELF_LABELS = ("title", "name", "full_name", "display_name", "summary", "subject", "hostname", "label", "headline")
+HANDLES = ("number", "key", "iid", "id")  # what it is called by when it has no label
+# Keys that make an object another entity (``user``, ``project``): its name is not the record's label.
+REFERENCES = frozenset({"id", "uuid", "key", "login", "account_id", "username", "email", "self"})
+
+
+def _children(structure: Mapping[str, Mapping[str, Any]]) -> dict[tuple[Any, ...], dict[str, str]]:
+    """Each object's template segments -> {its normalised key: the child's template path}."""
+    from pflow_structure.filtering.tree import normalise
+    from pflow_structure.paths import parse_path
+
+    found: dict[tuple[Any, ...], dict[str, str]] = {}
+    for path in structure:
+        segments = tuple(parse_path(path))
+        if segments and isinstance(segments[-1], str):
+            found.setdefault(segments[:-1], {}).setdefault(normalise(segments[-1]), path)
+    return found
+
+
+def record_label(
+    structure: Mapping[str, Mapping[str, Any]],
+    owner: tuple[Any, ...],
+    children: Mapping[tuple[Any, ...], Mapping[str, str]],
+    *,
+    handles: bool = True,
+) -> str | None:
+    """The label of the record at ``owner`` (template segments: ``("result", 0)``): its own
+    :data:`SELF_LABELS` field, else one of a part of it (an object with no key of another entity:
+    ``profile.name``, ``attributes.title``, ``Spec.Name``; any object of a record that is only a
+    wrapper, ``data.title``), else (``handles``) its number, key or id."""
+    own = children.get(owner, {})
+
+    def text(path: str | None) -> bool:
+        return path is not None and _is_value(structure[path], path) and "str" in str(structure[path].get("type"))
+
+    def best(keys: Mapping[str, str], names: Sequence[str]) -> str | None:
+        return next((keys[name] for name in names if text(keys.get(name))), None)
+
+    found = best(own, SELF_LABELS)
+    if found:
+        return found
+    plain = [path for path in own.values() if _is_value(structure[path], path)]
+    parts = [
+        children.get((*owner, segment), {})
+        for path in own.values()
+        if "dict" in str(structure[path].get("type")) and "[" not in path[len(format_owner(owner)) :]
+        for segment in [path_key(path)]
+    ]
+    nested = [keys for keys in parts if len(plain) <= 2 or not REFERENCES & set(keys)]
+    for name in SELF_LABELS:
+        found = next((keys[name] for keys in nested if text(keys.get(name))), None)
+        if found:
+            return found
+    if handles:
+        return next((own[name] for name in HANDLES if name in own and _is_value(structure[own[name]])), None)
+    return None
+
+
+SHORT_HANDLE = 12  # a number, key or id at most this long on average leads its row beside the label
+
+
+def _short_handle(structure: Mapping[str, Mapping[str, Any]], own: Mapping[str, str]) -> str | None:
+    """A record's number, key or id when it is short (``4711``, ``PROJ-12``): what the agent acts on."""
+    for name in HANDLES:
+        path = own.get(name)
+        if path is None or not _is_value(structure[path]):
+            continue
+        entry = structure[path]
+        kinds = str(entry.get("type"))
+        if "int" in kinds or ("str" in kinds and float(entry.get("avg_length", 99)) <= SHORT_HANDLE):
+            return path
+        return None
+    return None
+
+
+def format_owner(owner: tuple[Any, ...]) -> str:
+    from pflow_structure.paths import format_path
+
+    return format_path(list(owner))
+
+
+def path_key(path: str) -> Any:
+    from pflow_structure.paths import parse_path
+
+    return parse_path(path)[-1]
+
+
+def chosen_paths(
+    structure: Mapping[str, Mapping[str, Any]], wanted: Sequence[str], want: str = "", outputs: Any = None
+) -> list[str]:
+    """The fields whose values a want answer shows: the best :data:`MAX_VALUES` of ``wanted`` that hold
+    values (:func:`by_word`), each list's rows led by their record's label (:func:`record_label`),
+    and a single record's label before its fields."""
+    from pflow_structure.paths import parse_path
+
+    best = by_word(structure, wanted, want, outputs)[:MAX_VALUES]
+    children = _children(structure)
+    labels: list[str] = []
+    for path in best:
+        segments = tuple(parse_path(path))
+        cut = next((i for i, segment in enumerate(segments) if segment == 0 and not isinstance(segment, bool)), -1)
+        owner = segments[: cut + 1] if cut >= 0 else segments[:1]
+        label = record_label(structure, owner, children, handles=cut >= 0)
+        if label is not None:
+            labels.append(label)
+        handle = _short_handle(structure, children.get(owner, {})) if cut >= 0 else None
+        if handle is not None:
+            labels.insert(len(labels) - (label is not None), handle)
+    return list(dict.fromkeys([*labels, *best]))
