@@ -216,13 +216,15 @@ def test_a_small_output_comes_back_as_data_with_its_id(tmp_path: Path) -> None:
     answer = registry_run("read-json", {"path": str(path)})
     assert answer["data"] == {"ok": True, "count": 2}
     assert answer["rest"] == (
-        f'Cached as {answer["execution_id"]}: read_fields reads a part, "${{ID:PATH}}" passes it on unread.'
+        f'Cached as {answer["execution_id"]} (paths start at result): read_fields reads a part, '
+        '"${ID:PATH}" passes it on unread.'
     )
     outcome = invoke("run", "read-json", f"path={path}")
     lines = outcome.stdout.splitlines()
     assert lines[:2] == ["ok: true", "count: 2"]  # what format's picker chooses
     assert re.fullmatch(
-        rf"Cached as {ID_PATTERN}; read-fields ID PATH reads a part, \"\$\{{ID:PATH\}}\" passes it on unread\.",
+        rf"Cached as {ID_PATTERN} \(paths start at result\); read-fields ID PATH reads a part, "
+        r"\"\$\{ID:PATH\}\" passes it on unread\.",
         lines[2],
     )
 

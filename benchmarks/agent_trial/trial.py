@@ -44,7 +44,7 @@ def responses() -> dict[str, Path]:
 def cli_argv(command: Sequence[str]) -> list[str] | str:
     """The `pflow-structure` arguments for the agent's command, or why it is refused."""
     if not command:
-        return "no command: use run NAME, read-fields EXEC_ID PATH ..., help or list"
+        return "no command: use run NAME, structure EXEC_ID, read-fields EXEC_ID PATH ..., help or list"
     verb, rest = command[0], list(command[1:])
     if verb == "help":
         return [*rest[:1], "--help"] if rest[:1] in (["run"], ["read-fields"]) else ["--help"]

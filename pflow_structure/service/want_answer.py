@@ -26,8 +26,9 @@ CHARS_PER_TOKEN = 16  # far above any rendering's characters per token (compact 
 MAX_ROWS = None  # the rows of a list: as many as fit the want budget (a cap of 20 cost a read on 30-item lists)
 READ_ALLOWANCE = 100  # data up to this many tokens over a want answer: about one read it saves
 # One line, about 30 tokens: a data answer costs at most the compact rendering and this (issue 35).
-DATA_LINE = 'Cached as {execution_id}: read_fields reads a part, "${{ID:PATH}}" passes it on unread.'
-DATA_LINE_CLI = 'Cached as {execution_id}; read-fields ID PATH reads a part, "${{ID:PATH}}" passes it on unread.'
+DATA_LINE = 'Cached as {execution_id}{root}: read_fields reads a part, "${{ID:PATH}}" passes it on unread.'
+DATA_LINE_CLI = 'Cached as {execution_id}{root}; read-fields ID PATH reads a part, "${{ID:PATH}}" passes it on unread.'
+ROOT = " (paths start at result)"  # a node's one output shown bare: the paths to cite begin with its name
 
 
 def _matched(structure: Mapping[str, Mapping[str, Any]], wanted: Sequence[str], want: Any) -> list[str]:
@@ -171,7 +172,7 @@ def data_answer(described: Mapping[str, Any], outputs: Any, style: str = "tool")
         "node_type": described["node_type"],
         **_page(described),
         "data": data_value(outputs),
-        "rest": line.format(execution_id=execution_id),
+        "rest": line.format(execution_id=execution_id, root=ROOT if data_value(outputs) is not outputs else ""),
     }
     if described.get("warnings"):
         answer["warnings"] = list(described["warnings"])

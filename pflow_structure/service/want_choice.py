@@ -119,10 +119,15 @@ def by_word(
 
     first: list[str] = []
     for term in want_terms(want):
-        scored = [(score(path, term), -len(keys[path]), -rank.get(path, len(rank)), path) for path in pool]
-        best = max(scored, default=(0.0, 0, 0, ""))
-        if best[0] >= WORD_MATCH and best[3] not in first:
-            first.append(best[3])
+        # Of two fields the word names alike, the one nearer its record, then the one it names whole
+        # (``email`` before ``secondEmail``).
+        scored = [
+            (score(path, term), -len(keys[path]), _whole_key(term, keys[path]), -rank.get(path, len(rank)), path)
+            for path in pool
+        ]
+        best = max(scored, default=(0.0, 0, False, 0, ""))
+        if best[0] >= WORD_MATCH and best[-1] not in first:
+            first.append(best[-1])
     # A field only a record noun matches ("issue" in ``milestone.open_issues``) comes after the others.
     others = [term for term in want_terms(want) if term not in nouns]
     # The rest by how many of the other words they meet ("who opened": ``user.login`` meets both).
