@@ -216,7 +216,7 @@ def test_a_small_output_comes_back_as_data_with_its_id(tmp_path: Path) -> None:
     answer = registry_run("read-json", {"path": str(path)})
     assert answer["data"] == {"ok": True, "count": 2}
     assert answer["rest"] == (
-        f'Cached as {answer["execution_id"]} (paths start at result): read_fields reads a part, '
+        f"Cached as {answer['execution_id']} (paths start at result): read_fields reads a part, "
         '"${ID:PATH}" passes it on unread.'
     )
     outcome = invoke("run", "read-json", f"path={path}")
@@ -289,3 +289,33 @@ def test_matches_below_a_dict_of_data_keys_are_named_in_the_map_not_called_missi
     lines = want_text(answer).splitlines()
     assert lines[0] == f"{answer['execution_id']}: your words match the fields named below; read-fields reads them."
     assert lines[1] == "Rest: result dict, 2 more fields; your words also match: result[*].size"
+
+
+def test_a_single_records_fields_show_four_values_and_a_lists_three_columns() -> None:
+    from pflow_structure.service.want_choice import _fitting
+
+    ranked = [
+        "result.a", "result.items[0].b", "result.c", "result.items[0].d", "result.e", "result.f",
+        "result.items[0].g", "result.items[0].h", "result.i",
+    ]  # fmt: skip
+    # Outside any list a field is one line; a column is a line per row: four of those, three of these.
+    assert _fitting(ranked) == [
+        "result.a", "result.items[0].b", "result.c", "result.items[0].d", "result.e", "result.f", "result.items[0].g",
+    ]  # fmt: skip
+
+
+def test_the_map_leaves_out_a_container_with_nothing_more_to_read() -> None:
+    from pflow_structure.render.want_text import want_map
+
+    structure = {
+        "result": {"type": "dict"},
+        "result.meta": {"type": "dict"},
+        "result.meta.total": {"type": "int"},
+        "result.items": {"type": "list", "length": 2},
+        "result.items[0].name": {"type": "str", "avg_length": 4},
+        "result.items[0].size": {"type": "int"},
+    }
+    fields = ["result.meta.total", "result.items[0].name", "result.items[0].size"]
+    mapped = want_map(structure, fields, ["result.meta.total", "result.items[0].name"], [])
+    assert mapped.text == "Rest: result.items list, 2 items, each 1 more field"
+    assert list(mapped.structure) == ["result.items"]

@@ -21,7 +21,7 @@ from typing import Any, NamedTuple
 
 from pflow_structure.render.want_values import CallText, value_lines
 
-MAX_CONTAINERS = 5  # the map names at most this many containers (about 100 tokens in all)
+MAX_CONTAINERS = 3  # the map names at most this many containers (about 100 tokens in all)
 MAX_NAMED = 40  # and at most this many matching fields by name (a bound: a question names about 12)
 MAP_TOKENS = 100  # and, given a counter, as many as keep the map within this many tokens
 
@@ -82,7 +82,11 @@ def want_map(
     named: dict[str, dict[str, Any]] = {}
     # A container that holds another says nothing the inner one does not (``result dict``), unless
     # it has fields of its own beside it.
-    telling = [c for c in containers if c in innermost or _own_fields(c, rest, containers)]
+    telling = [
+        c
+        for c in containers
+        if (c in innermost and any(_inside(field, c) for field in rest)) or _own_fields(c, rest, containers)
+    ]  # an innermost container with nothing more to read is not worth naming
     for container in telling[:MAX_CONTAINERS]:
         others = sum(1 for field in rest if _inside(field, container))
         parts.append(_describe(container, structure[container], others, container in innermost))

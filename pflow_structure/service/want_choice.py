@@ -15,7 +15,8 @@ from typing import Any
 # Chosen on the tuned-on families only (benchmarks/want_eval.py --answers): more columns cost more in
 # wrong values than they save in reads; a third column answers a third more questions in one call.
 WORD_MATCH = 1.0  # a word's best field leads when it says the word itself (the same stem)
-MAX_VALUES = 3  # the values show at most this many matched fields (and each record's handle)
+MAX_VALUES = 3  # the values show at most this many matched fields of lists (and each record's handle)
+MAX_PLAIN = 4  # and at most this many outside any list, one line each
 
 
 def _is_value(entry: Mapping[str, Any], path: str = "") -> bool:
@@ -47,10 +48,20 @@ def _leaves(value: Any, segments: Sequence[Any]) -> list[Any]:
     return found
 
 
+def _tag(path: str) -> bool:
+    """Whether the field is a type tag (``object``, ``kind``, ``type``): noise to the filter's vocabulary."""
+    from pflow_structure.filtering.tree import key_segments, normalise
+    from pflow_structure.filtering.vocabulary import NOISE_NAMES
+
+    keys = key_segments(path)
+    return bool(keys) and (normalise(keys[-1]) in NOISE_NAMES or normalise(keys[-1]) == "type")
+
+
 def value_words(outputs: Any, structure: Mapping[str, Mapping[str, Any]], paths: Sequence[str]) -> dict[str, set[str]]:
     """The word stems of the few values each of ``paths`` takes, for the fields that name categories:
     strings of at most :data:`WORD_CHARS`, at most :data:`FEW` distinct, and repeating across the items
-    of a list (all different, they are names: a word that meets one is a record, not a field)."""
+    of a list (all different, they are names: a word that meets one is a record, not a field). One
+    record's type tag (``"object": "charge"``) says what it is, not a state: left out."""
     from pflow_structure.filtering.want import stem, words
     from pflow_structure.paths import parse_path
 
@@ -64,6 +75,8 @@ def value_words(outputs: Any, structure: Mapping[str, Mapping[str, Any]], paths:
         if not strings or len(distinct) > FEW or any(len(text) > WORD_CHARS for text in distinct):
             continue
         if len(strings) > 2 and len(distinct) == len(strings):
+            continue
+        if len(strings) == 1 and _tag(path):  # one record's type tag ("object": "charge") says what it is
             continue
         found[path] = {stem(word) for text in distinct for word in words(text.lower())}
     return found
@@ -226,6 +239,14 @@ def path_key(path: str) -> Any:
     return parse_path(path)[-1]
 
 
+def _fitting(ranked: Sequence[str]) -> list[str]:
+    """The best :data:`MAX_VALUES` columns of lists and the best :data:`MAX_PLAIN` fields outside any list
+    (one line each, where a column is a line per row), in ``ranked``'s order."""
+    columns = [path for path in ranked if "[0]" in path][:MAX_VALUES]
+    plain = [path for path in ranked if "[0]" not in path][:MAX_PLAIN]
+    return [path for path in ranked if path in columns or path in plain]
+
+
 def chosen_paths(
     structure: Mapping[str, Mapping[str, Any]], wanted: Sequence[str], want: str = "", outputs: Any = None
 ) -> list[str]:
@@ -234,7 +255,7 @@ def chosen_paths(
     and a single record's label before its fields."""
     from pflow_structure.paths import parse_path
 
-    best = by_word(structure, wanted, want, outputs)[:MAX_VALUES]
+    best = _fitting(by_word(structure, wanted, want, outputs))
     children = _children(structure)
     labels: list[str] = []
     for path in best:
