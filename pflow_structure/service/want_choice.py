@@ -265,7 +265,7 @@ def chosen_paths(
         label = record_label(structure, owner, children, handles=cut >= 0)
         if label is not None:
             labels.append(label)
-        handle = _short_handle(structure, children.get(owner, {})) if cut >= 0 else None
+        handle = _short_handle(structure, children.get(owner, {}))
         if handle is not None:
             labels.insert(len(labels) - (label is not None), handle)
     return list(dict.fromkeys([*labels, *best]))
