@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from pflow_structure.paths.grammar import (
     WILDCARD,
+    AtLeast,
     ConcretePath,
     Match,
     Segment,
@@ -21,6 +22,7 @@ from pflow_structure.paths.grammar import (
 from pflow_structure.paths.resolve import describe_value, parse_json_text, resolve, resolve_grouped
 
 __all__ = [
+    "AtLeast",
     "WILDCARD",
     "ConcretePath",
     "Match",

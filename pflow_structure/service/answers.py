@@ -76,9 +76,16 @@ def read_fields_answer(
         cache=cache,
         char_offset=char_offset,
         names=names,
+        most=most_items(budget),
     )
     count = answer_counter(max_tokens, settings)
     return answer_from_readout(readout, budget, paging_of(readout, offset, limit, char_offset), count)
+
+
+def most_items(budget: int) -> int:
+    """The most items of one path an answer of ``budget`` can show: each costs at least two (itself and
+    a comma, however counted), so a read need not resolve more (render/budget.py pages them)."""
+    return budget // 2 + 1
 
 
 def paging_of(readout: FieldReadout, offset: int, limit: int | None, char_offset: int) -> Paging:
@@ -92,22 +99,23 @@ def answer_from_readout(
 ) -> Answer:
     """A readout as the answer dict, fitted to ``budget`` tokens (as ``count`` counts them, o200k by default);
     ``with_paths``: with ``_paths`` (read-fields --json)."""
-    from pflow_structure.render.budget import MISSING_KEY, PATHS_KEY, shown_paths
+    from pflow_structure.render.budget import MISSING_KEY, PATHS_KEY, measure, read_stopped, shown_paths
 
     found = any(path not in readout.errors for path in readout.values)
     missing = {MISSING_KEY: dict(readout.errors)} if readout.errors else {}
     if with_paths and readout.names is None and readout.totals:
         missing[PATHS_KEY] = shown_paths(readout.values, readout.where, readout.totals)
     whole = {**readout.values, **missing}
-    if count is None and len(compact(whole).encode("utf-8")) <= budget:  # a token is at least one byte
+    stopped = any(read_stopped(total, paging) for total in readout.totals.values())  # paged below, always
+    if not stopped and count is None and len(compact(whole).encode("utf-8")) <= budget:  # a token is >= a byte
         return Answer(whole, found)
     count = count or o200k_counter()
-    if count(compact(whole)) <= budget:
+    if not stopped and measure(count, compact(whole)) <= budget:  # a huge value is estimated: only "over" matters
         return Answer(whole, found)
     least = {key: value for key, value in missing.items() if key != PATHS_KEY}
     room = budget - count(compact(least)) - count(CUT_NOTE.format(budget=budget)) - 10
     if PATHS_KEY in missing:  # the paths grow with the values shown: their share of the room, as on the whole
-        values_cost = count(compact(readout.values))
+        values_cost = measure(count, compact(readout.values))
         room = room * values_cost // (values_cost + count(compact(missing[PATHS_KEY])))
     for _ in range(MAX_RETRIES):
         fitted = fit_readout(readout, max(room, 0), paging, count)
@@ -178,9 +186,11 @@ def read_fields_text_answer(
     )
     if count is None and len("\n".join([text, *notes]).encode("utf-8")) <= budget:
         return text, notes  # the common case: the budget module (paging, cutting) is not even loaded
+    from pflow_structure.render.budget import measure
+
     paging = paging_of(readout, offset, limit, char_offset)
     count = count or o200k_counter()
-    used = count("\n".join([text, *notes]))
+    used = measure(count, "\n".join([text, *notes]))  # a huge text is estimated: only "over" matters
     room = budget
     for _ in range(MAX_RETRIES):
         if used <= budget:
@@ -276,7 +286,14 @@ def read_fields_text_call(
     settings = settings or Settings.from_env()
     budget = answer_budget(max_tokens, settings)
     readout = read_fields_detailed(
-        execution_id, field_paths, limit=limit, offset=offset, settings=settings, char_offset=char_offset, names=names
+        execution_id,
+        field_paths,
+        limit=limit,
+        offset=offset,
+        settings=settings,
+        char_offset=char_offset,
+        names=names,
+        most=most_items(budget),
     )
     found = any(path not in readout.errors for path in readout.values)
     count = answer_counter(max_tokens, settings)
