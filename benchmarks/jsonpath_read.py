@@ -78,12 +78,14 @@ def large_pages(megabytes: float, runs: int) -> None:
                 "`read-fields ID '$..*' --limit 20`",
                 lambda: read_fields_text_call(execution_id, ["$..*"], "text", limit=20, style="cli", settings=settings),
             ),
-            ("`read-fields ID '$..*'` (text, the budget pages)", lambda: read_fields_text_call(
-                execution_id, ["$..*"], "text", style="cli", settings=settings
-            )),
-            ("MCP `read_fields(ID, ['$..*'])` (JSON)", lambda: read_fields_answer(
-                execution_id, ["$..*"], settings=settings
-            )),
+            (
+                "`read-fields ID '$..*'` (text, the budget pages)",
+                lambda: read_fields_text_call(execution_id, ["$..*"], "text", style="cli", settings=settings),
+            ),
+            (
+                "MCP `read_fields(ID, ['$..*'])` (JSON)",
+                lambda: read_fields_answer(execution_id, ["$..*"], settings=settings),
+            ),
         ]
         print(f"| {len(text) / 1e6:.1f} MB value, {len(value)} files | median of {runs} | ratio to json.loads |")
         print("|---|---|---|")

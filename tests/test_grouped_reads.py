@@ -13,8 +13,7 @@ from typing import Any
 import pytest
 
 from pflow_structure.errors import ParameterError
-from pflow_structure.service import read_fields, store_outputs
-from pflow_structure.service import reading
+from pflow_structure.service import read_fields, reading, store_outputs
 from pflow_structure.service.reading import read_fields_detailed
 from pflow_structure.settings import Settings
 from tests.conftest import EXAMPLES_DATA, cli_runner

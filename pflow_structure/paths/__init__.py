@@ -22,8 +22,8 @@ from pflow_structure.paths.grammar import (
 from pflow_structure.paths.resolve import describe_value, parse_json_text, resolve, resolve_grouped
 
 __all__ = [
-    "AtLeast",
     "WILDCARD",
+    "AtLeast",
     "ConcretePath",
     "Match",
     "Segment",

@@ -7,7 +7,15 @@ through :func:`read_fields_detailed`.
 from __future__ import annotations
 
 from pflow_structure.errors import ParameterError, PathNotFoundError, PathSyntaxError
-from pflow_structure.paths import AtLeast, format_path, is_jsonpath, parse_json_text, parse_path, resolve, resolve_grouped
+from pflow_structure.paths import (
+    AtLeast,
+    format_path,
+    is_jsonpath,
+    parse_json_text,
+    parse_path,
+    resolve,
+    resolve_grouped,
+)
 from pflow_structure.records import NamedTuple
 from pflow_structure.settings import Settings
 
