@@ -206,13 +206,17 @@ def _gateway_upstreams(config_file: Path, timeout: float | None) -> dict[str, An
     upstreams: dict[str, Any] = {}
     client, entries = server_entries(text, source=str(config_file))
     for name, entry in entries.items():
-        if isinstance(entry, dict) and entry.get("disabled") is True:  # Cline's and Roo's switch
+        if isinstance(entry, dict) and (
+            entry.get("disabled") is True or entry.get("enabled") is False
+        ):  # Cline's, Codex's
             continue
         try:
             upstreams[name] = _entry_upstream(entry, client, timeout or DEFAULT_TIMEOUT)
         except ParameterError as exc:  # listed as NAME.not_started with why and the fix; the rest serve
             why = str(exc).rstrip(".")
-            upstreams[name] = Upstream(fault=f'server "{name}" of --config {config_file}: {why}; then restart the proxy.')
+            upstreams[name] = Upstream(
+                fault=f'server "{name}" of --config {config_file}: {why}; then restart the proxy.'
+            )
     if not upstreams:
         raise ParameterError(f"--config {config_file} names no server")
     if all(upstream.fault for upstream in upstreams.values()):
