@@ -241,6 +241,23 @@ def test_with_an_underscore_separator_a_call_goes_to_the_longest_namespace_it_st
     assert pids[0] != pids[1] and pids[1] == pids[2]
 
 
+def test_a_gateway_tool_named_as_one_of_ours_renames_ours_and_says_so(capsys: pytest.CaptureFixture[str]) -> None:
+    servers = {"read": Upstream(command=FAULTY, env={"FAULTY_SERVER_EXTRA_TOOL": "fields"})}
+
+    async def work(client: Any) -> Any:
+        names = [tool["name"] for tool in await listed(client)]
+        return names[len(FAULTY_TOOLS) :], text(await client.call_tool("read_fields", {}))
+
+    assert through_proxy(servers, "light", work, separator="_") == (
+        ["read_fields", "pflow_structure_read_fields", "edit_fields", "describe_tools", "search_tools"],
+        "downstream fields",
+    )
+    assert capsys.readouterr().err == (
+        "pflow-structure proxy: read_fields is server read's tool fields under --separator _, so the proxy's own "
+        "read_fields is listed as pflow_structure_read_fields; choose --separator . or __ to keep both names\n"
+    )
+
+
 def test_a_server_that_cannot_start_is_listed_in_its_tools_place_and_the_others_serve(tmp_path: Path) -> None:
     missing = str(tmp_path / "no-such-server")
     servers = {"bad": Upstream(command=(missing,)), "good": Upstream(command=FAULTY)}
