@@ -99,10 +99,13 @@ def answer_from_readout(
 ) -> Answer:
     """A readout as the answer dict, fitted to ``budget`` tokens (as ``count`` counts them, o200k by default);
     ``with_paths``: with ``_paths`` (read-fields --json)."""
-    from pflow_structure.render.budget import MISSING_KEY, PATHS_KEY, measure, read_stopped, shown_paths
+    from pflow_structure.render.budget import MISSING_KEY, MORE_KEY, PATHS_KEY, measure, read_stopped, shown_paths
 
     found = any(path not in readout.errors for path in readout.values)
     missing = {MISSING_KEY: dict(readout.errors)} if readout.errors else {}
+    past = _past_the_end(readout, paging.offset)
+    if past:  # an empty page says why, as a miss does
+        missing[MORE_KEY] = past
     if with_paths and readout.names is None and readout.totals:
         missing[PATHS_KEY] = shown_paths(readout.values, readout.where, readout.totals)
     whole = {**readout.values, **missing}
@@ -139,10 +142,23 @@ def _assemble(readout: FieldReadout, fitted: Fitted, missing: dict[str, Any], bu
             answer[path] = fitted.values.get(path)
     answer.update(missing)
     if fitted.more:
-        answer[MORE_KEY] = fitted.more
+        answer[MORE_KEY] = {**answer.get(MORE_KEY, {}), **fitted.more}
         if budget:
             answer[NOTE_KEY] = CUT_NOTE.format(budget=budget)
     return answer
+
+
+def _past_the_end(readout: FieldReadout, offset: int) -> dict[str, dict[str, str]]:
+    """``_more`` entries for the list paths read from an offset at or past their end (an empty page)."""
+    if not offset:
+        return {}
+    from pflow_structure.render.fields_text import past_the_end
+
+    return {
+        path: {"shown": past_the_end(offset, total)}
+        for path, total in readout.totals.items()
+        if offset >= total and readout.values.get(path) == []
+    }
 
 
 def fit_readout(readout: FieldReadout, room: int, paging: Paging, count: TokenCounter | None = None) -> Fitted:
