@@ -28,7 +28,8 @@ if TYPE_CHECKING:
     from pflow_structure.service.reading import FieldReadout
     from pflow_structure.settings import Settings
 
-CUT_NOTE = "Answer kept under {budget:,} tokens: each _more entry gives the arguments (next) that read on."
+# {budget}: render/limits.budget_words, the units the session counts in ("8,000 tokens", Codex's bytes and lines too)
+CUT_NOTE = "Answer kept under {budget}: each _more entry gives the arguments (next) that read on."
 MAX_RETRIES = 6
 
 
@@ -116,13 +117,16 @@ def answer_from_readout(
     if not stopped and measure(count, compact(whole)) <= budget:  # a huge value is estimated: only "over" matters
         return Answer(whole, found)
     least = {key: value for key, value in missing.items() if key != PATHS_KEY}
-    room = budget - count(compact(least)) - count(CUT_NOTE.format(budget=budget)) - 10
+    from pflow_structure.render.limits import budget_words
+
+    note = CUT_NOTE.format(budget=budget_words(budget, count))
+    room = budget - count(compact(least)) - count(note) - 10
     if PATHS_KEY in missing:  # the paths grow with the values shown: their share of the room, as on the whole
         values_cost = measure(count, compact(readout.values))
         room = room * values_cost // (values_cost + count(compact(missing[PATHS_KEY])))
     for _ in range(MAX_RETRIES):
         fitted = fit_readout(readout, max(room, 0), paging, count)
-        answer = _assemble(readout, fitted, missing, budget)
+        answer = _assemble(readout, fitted, missing, note)
         if PATHS_KEY in missing:  # the paths of the values this page shows
             answer[PATHS_KEY] = shown_paths(answer, readout.where, readout.totals)
         over = count(compact(answer)) - budget
@@ -130,10 +134,10 @@ def answer_from_readout(
             return Answer(answer, found)
         room -= over + 5  # what the _more entries took past the room, and a margin
     # The least it can say: each part as small as it goes, no _note (the paths alone may be long), no _paths.
-    return Answer(_assemble(readout, fit_readout(readout, 0, paging, count), least, 0), found)
+    return Answer(_assemble(readout, fit_readout(readout, 0, paging, count), least, ""), found)
 
 
-def _assemble(readout: FieldReadout, fitted: Fitted, missing: dict[str, Any], budget: int) -> dict[str, Any]:
+def _assemble(readout: FieldReadout, fitted: Fitted, missing: dict[str, Any], note: str) -> dict[str, Any]:
     from pflow_structure.render.budget import MORE_KEY, NOTE_KEY
 
     answer: dict[str, Any] = {}
@@ -143,8 +147,8 @@ def _assemble(readout: FieldReadout, fitted: Fitted, missing: dict[str, Any], bu
     answer.update(missing)
     if fitted.more:
         answer[MORE_KEY] = {**answer.get(MORE_KEY, {}), **fitted.more}
-        if budget:
-            answer[NOTE_KEY] = CUT_NOTE.format(budget=budget)
+        if note:
+            answer[NOTE_KEY] = note
     return answer
 
 
@@ -394,7 +398,7 @@ def _value_renderer(format_name: str, settings: Settings, notes: list[str]) -> A
     return render
 
 
-STRUCTURE_CUT = "{count} more paths not shown to stay under {budget:,} tokens: read a parent path, or raise max_tokens"
+STRUCTURE_CUT = "{count} more paths not shown to stay under {budget}: read a parent path, or raise max_tokens"
 
 
 def structure_within_budget(
@@ -405,10 +409,13 @@ def structure_within_budget(
     every path shown still reads back."""
     if count is None and len(compact(described).encode("utf-8")) <= budget:
         return described
+    from pflow_structure.render.limits import budget_words
+
     count = count or o200k_counter()
+    words = budget_words(budget, count)  # the units the session counts in
     structure = described.get("structure") or {}
     rest = {key: value for key, value in described.items() if key != "structure"}
-    used = count(compact(rest)) + count(STRUCTURE_CUT) + 10
+    used = count(compact(rest)) + count(STRUCTURE_CUT.format(count=len(structure), budget=words)) + 10
     kept: dict[str, Any] = {}
     for path, info in structure.items():
         used += count(compact({path: info}))
@@ -417,5 +424,5 @@ def structure_within_budget(
         kept[path] = info
     if len(kept) == len(structure):
         return described
-    note = STRUCTURE_CUT.format(count=len(structure) - len(kept), budget=budget)
+    note = STRUCTURE_CUT.format(count=len(structure) - len(kept), budget=words)
     return {**described, "structure": kept, "warnings": [*described.get("warnings", []), note]}
