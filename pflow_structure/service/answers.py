@@ -103,7 +103,7 @@ def answer_from_readout(
     from pflow_structure.render.budget import MISSING_KEY, MORE_KEY, PATHS_KEY, measure, read_stopped, shown_paths
 
     found = any(path not in readout.errors for path in readout.values)
-    missing = {MISSING_KEY: dict(readout.errors)} if readout.errors else {}
+    missing: dict[str, Any] = {MISSING_KEY: dict(readout.errors)} if readout.errors else {}
     past = _past_the_end(readout, paging.offset)
     if past:  # an empty page says why, as a miss does
         missing[MORE_KEY] = past

@@ -47,6 +47,7 @@ class Listing:
         self.describe_tool, self.search_tool = DESCRIBE_TOOL, SEARCH_TOOL
         self.catalog: list[dict[str, Any]] | None = None  # every tool of the server, as it lists them
         self.names_known = False
+        self.renamed_said: set[str] = set()  # our tools renamed for a server's of the same name, said on stderr
         self.listing_lock = anyio.Lock()
 
     def has_tools(self) -> bool:
@@ -88,7 +89,7 @@ class Listing:
     def say_renamed(self, taken: list[str]) -> None:
         """One line on stderr (the client's log of the server) for each of our tools renamed since the
         last listing: which, why, and for a gateway how to keep both names."""
-        said = getattr(self, "renamed_said", set())
+        said = self.renamed_said
         separator = getattr(self.downstream, "separator", None)  # a gateway's: SERVER{separator}TOOL
         for name in [name for name in taken if name not in said]:
             whose, keep = "a tool of the server behind", ""
