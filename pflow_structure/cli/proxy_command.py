@@ -51,7 +51,8 @@ from pflow_structure.cli.common import CONTEXT_SETTINGS, fails_cleanly, main, se
     "config_file",
     type=click.Path(dir_okay=False, path_type=Path),
     help='A JSON file {"url": ..., "headers": {...}, "transport": ..., "timeout": ...} (the shape MCP clients '
-    "use for a remote server) instead of --url and --header; or a client's configuration (mcpServers or servers): "
+    "use for a remote server) instead of --url and --header; or a client's configuration (mcpServers or servers, "
+    "or Codex's config.toml): "
     "then every server in it, behind one connection, each tool named SERVER.TOOL.",
 )
 @click.option(
