@@ -274,3 +274,23 @@ def test_the_answer_budget_comes_from_the_environment_and_a_bad_value_is_refused
         Settings.from_env({"PFLOW_STRUCTURE_ANSWER_BUDGET": "lots"})
     with pytest.raises(ParameterError, match="max_tokens must be a whole number of at least 1, not 0"):
         read_fields_answer(issues_run(), ["result"], max_tokens=0)
+
+
+def test_an_offset_past_the_end_says_so_over_mcp() -> None:
+    """As the command line says it (tests/test_cli.py), in ``_more``: an empty page is never silent."""
+    import asyncio
+
+    from pflow_structure.mcp.server import answer_read_fields
+    from pflow_structure.settings import Settings
+
+    execution_id = issues_run()
+    arguments = {"execution_id": execution_id, "field_paths": ["result[*].number", "$..number"], "offset": 150}
+    answer = asyncio.run(answer_read_fields(arguments, Settings.from_env()))
+    assert answer["structuredContent"] == {
+        "result[*].number": [],
+        "$..number": [],
+        "_more": {
+            "result[*].number": {"shown": "offset 150 is past the end: the list has 100 items"},
+            "$..number": {"shown": "offset 150 is past the end: the list has 116 items"},
+        },
+    }

@@ -527,7 +527,7 @@ def test_read_fields_limit_0_reports_the_total() -> None:
 def test_read_fields_offset_past_the_end_says_so() -> None:
     execution_id = run_issues()
     outcome = invoke("read-fields", execution_id, "result[*].number", "--offset", "200")
-    assert outcome.stdout == "result[*].number: []  # none of 100 items shown (offset 200)\n"
+    assert outcome.stdout == "result[*].number: []  # offset 200 is past the end: the list has 100 items\n"
 
 
 def test_read_fields_jsonpath_returns_a_paged_list() -> None:

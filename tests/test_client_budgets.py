@@ -172,3 +172,28 @@ def test_a_small_result_with_more_lines_than_codex_keeps_is_cached_not_shown() -
     shown = shape_and_store("list", {}, result, settings=Settings.from_env(), budget=4000, read_tool="read_fields")
     cut = shape_and_store("list", {}, result, settings=codex, budget=4000, read_tool="read_fields")
     assert (shown.kind, cut.kind) == ("passed", "cached")
+
+
+def test_a_codex_sessions_note_names_its_bytes_and_lines() -> None:
+    from pflow_structure.service import store_outputs
+    from pflow_structure.service.answers import read_fields_answer
+
+    codex = session_settings(Settings.from_env(), {"name": "codex-mcp-client"})
+    execution_id = str(store_outputs("read-json", {}, ISSUES_VALUE, settings=codex)["execution_id"])
+    answer = read_fields_answer(execution_id, ["result[*].body"], settings=codex).value
+    assert answer["_note"] == (
+        "Answer kept under 8,000 tokens, 10,000 bytes and 256 lines: each _more entry gives the arguments (next) "
+        "that read on."
+    )
+
+
+def test_a_codex_sessions_cut_structure_names_its_bytes_and_lines() -> None:
+    from pflow_structure.service.answers import structure_within_budget
+
+    described = {"structure": {f"result[0].field_{index}": {"type": "str"} for index in range(400)}}
+    cut = structure_within_budget(described, 8000, limited_counter(count_tokens, 8000, 10_000, 256))
+    left_out = 400 - len(cut["structure"])
+    assert cut["warnings"] == [
+        f"{left_out} more paths not shown to stay under 8,000 tokens, 10,000 bytes and 256 lines: read a parent "
+        "path, or raise max_tokens"
+    ]

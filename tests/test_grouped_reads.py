@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 
 from pflow_structure.errors import ParameterError
-from pflow_structure.service import read_fields, store_outputs
+from pflow_structure.service import read_fields, reading, store_outputs
 from pflow_structure.service.reading import read_fields_detailed
 from pflow_structure.settings import Settings
 from tests.conftest import EXAMPLES_DATA, cli_runner
@@ -130,4 +130,75 @@ def test_a_read_of_the_whole_output_too_large_to_show_reads_on_by_its_keys(issue
     assert json.loads(outcome.output)["_more"]["$"] == {
         "shown": "item 0 of 1 alone is larger than this answer's share",
         "next": {"execution_id": issues, "field_paths": ["result"]},
+    }
+
+
+@pytest.fixture
+def counted_up_to_8(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A page of a JSONPath read counts its matches up to 8 (10,000 in use) and says "at least" past it."""
+    monkeypatch.setattr(reading, "COUNTED_MATCHES", 8)
+
+
+def test_a_page_counts_every_match_when_there_are_few(issues: str) -> None:
+    readout = read_fields_detailed(issues, ["$..number"], offset=3, limit=5)
+    assert (readout.values["$..number"], f"{readout.totals['$..number']}") == (
+        [issue["number"] for issue in ISSUES[3:8]],
+        "116",  # 100 issues and 16 milestones
+    )
+
+
+@pytest.mark.usefixtures("counted_up_to_8")
+def test_a_page_of_a_descendant_path_stops_past_the_page_and_says_at_least(issues: str) -> None:
+    readout = read_fields_detailed(issues, ["$..number"], offset=3, limit=5)
+    total = readout.totals["$..number"]
+    assert (readout.values["$..number"], total, f"{total}") == (
+        [issue["number"] for issue in ISSUES[3:8]],
+        9,
+        "at least 9",
+    )
+
+
+@pytest.mark.usefixtures("counted_up_to_8")
+def test_a_page_that_reaches_the_end_counts_every_match(issues: str) -> None:
+    readout = read_fields_detailed(issues, ["$.result[*].number"], offset=95, limit=10)
+    assert (readout.values["$.result[*].number"], f"{readout.totals['$.result[*].number']}") == (
+        [issue["number"] for issue in ISSUES[95:]],
+        "100",
+    )
+
+
+@pytest.mark.usefixtures("counted_up_to_8")
+def test_a_page_of_a_descendant_path_on_the_command_line_says_at_least(issues: str) -> None:
+    from pflow_structure.cli import main
+
+    outcome = cli_runner().invoke(main, ["read-fields", issues, "$..number", "--offset", "3", "--limit", "5"])
+    numbers = json.dumps([issue["number"] for issue in ISSUES[3:8]])
+    assert outcome.output == f"$..number: {numbers}  # items 3-7 of at least 9; --offset 8 for more\n"
+
+
+@pytest.mark.usefixtures("counted_up_to_8")
+def test_a_page_counts_the_items_that_lack_the_path_on_the_page_only(issues: str) -> None:
+    path = "$.result[*].milestone.title"
+    readout = read_fields_detailed(issues, [path], limit=10)
+    # None of the first 10 has a milestone: the read goes on to the first that has one (item 44).
+    first = next(index for index, issue in enumerate(ISSUES) if issue["milestone"])
+    assert (first, readout.missing[path], readout.page_counts[path]) == (44, 10, 10)
+    assert (readout.values[path], f"{readout.totals[path]}") == ([None] * 10, "at least 45")
+
+
+@pytest.mark.usefixtures("counted_up_to_8")
+def test_a_read_without_a_limit_stops_past_what_its_budget_can_show_and_pages(issues: str) -> None:
+    from pflow_structure.service.answers import read_fields_answer
+
+    answer = read_fields_answer(issues, ["$..number"], max_tokens=100).value  # at most 51 items: 52 resolved
+    shown = len(answer["$..number"])  # about 8: how many fit depends on the id's tokens
+    assert answer == {
+        "$..number": [issue["number"] for issue in ISSUES[:shown]],
+        "_more": {
+            "$..number": {
+                "shown": f"items 0-{shown - 1} of at least 52",
+                "next": {"execution_id": issues, "field_paths": ["$..number"], "offset": shown},
+            }
+        },
+        "_note": "Answer kept under 100 tokens: each _more entry gives the arguments (next) that read on.",
     }

@@ -275,3 +275,27 @@ def test_describe_value_names_the_kind_and_size() -> None:
         "a list of 0 items",
         "a bool",
     ]
+
+
+class _Tripwire(list):  # type: ignore[type-arg]
+    """A list that fails when its items are read: a resolver that reaches it read past what it needed."""
+
+    def __iter__(self) -> Any:
+        raise AssertionError("read past the page")
+
+
+@pytest.mark.parametrize("path", ["$..*", "$.*"])
+def test_a_jsonpath_read_with_a_stop_visits_no_node_past_it(path: str) -> None:
+    root = {"a": [1, 2, 3], "b": _Tripwire([4])}
+    matches, _ = resolve(root, path, stop=2)
+    assert [(m.path, m.value) for m in matches] == [(("a",), [1, 2, 3]), (("b",), [4])]
+
+
+def test_a_stop_reads_on_past_items_that_lack_the_path_until_one_has_it() -> None:
+    root = {"result": [{}, {}, {"n": 1}, {"n": 2}, {"n": 3}]}
+    matches, _ = resolve(root, "result[*].n", stop=2)
+    assert [(m.path, m.value, m.missing) for m in matches] == [
+        (("result", 0), None, True),
+        (("result", 1), None, True),
+        (("result", 2, "n"), 1, False),
+    ]

@@ -241,6 +241,23 @@ def test_with_an_underscore_separator_a_call_goes_to_the_longest_namespace_it_st
     assert pids[0] != pids[1] and pids[1] == pids[2]
 
 
+def test_a_gateway_tool_named_as_one_of_ours_renames_ours_and_says_so(capsys: pytest.CaptureFixture[str]) -> None:
+    servers = {"read": Upstream(command=FAULTY, env={"FAULTY_SERVER_EXTRA_TOOL": "fields"})}
+
+    async def work(client: Any) -> Any:
+        names = [tool["name"] for tool in await listed(client)]
+        return names[len(FAULTY_TOOLS) :], text(await client.call_tool("read_fields", {}))
+
+    assert through_proxy(servers, "light", work, separator="_") == (
+        ["read_fields", "pflow_structure_read_fields", "edit_fields", "describe_tools", "search_tools"],
+        "downstream fields",
+    )
+    assert capsys.readouterr().err == (
+        "pflow-structure proxy: read_fields is server read's tool fields under --separator _, so the proxy's own "
+        "read_fields is listed as pflow_structure_read_fields; choose --separator . or __ to keep both names\n"
+    )
+
+
 def test_a_server_that_cannot_start_is_listed_in_its_tools_place_and_the_others_serve(tmp_path: Path) -> None:
     missing = str(tmp_path / "no-such-server")
     servers = {"bad": Upstream(command=(missing,)), "good": Upstream(command=FAULTY)}
@@ -355,7 +372,14 @@ def test_a_gateway_reads_each_clients_remote_entry_as_wrap_does(
     }
 
 
-def test_an_unset_variable_in_a_gateway_entry_names_the_server(tmp_path: Path) -> None:
+UNSET_FAULT = (
+    'server "{name}" of --config {config}: environment variable GW_UNSET is not set (used in {where}). Set it in the '
+    'environment the MCP client starts the proxy with, e.g. "env": {{"GW_UNSET": "..."}} in its configuration; '
+    "then restart the proxy."
+)
+
+
+def test_a_gateway_whose_every_entry_is_unusable_is_refused_naming_each(tmp_path: Path) -> None:
     from pflow_structure.cli.proxy_command import _gateway_upstreams
 
     config = tmp_path / "mcp.json"
@@ -364,7 +388,44 @@ def test_an_unset_variable_in_a_gateway_entry_names_the_server(tmp_path: Path) -
         patch.delenv("GW_UNSET", raising=False)
         with pytest.raises(ParameterError) as caught:
             _gateway_upstreams(config, None)
-    assert str(caught.value).startswith(f'server "api" of --config {config}: environment variable GW_UNSET is not set')
+    fault = UNSET_FAULT.format(name="api", config=config, where="--header")
+    assert str(caught.value) == f"no server of the gateway can start: {fault}"
+
+
+def test_an_unusable_gateway_entry_is_listed_as_not_started_and_the_rest_serve(tmp_path: Path) -> None:
+    from pflow_structure.cli.proxy_command import _gateway_upstreams
+
+    config = tmp_path / "mcp.json"  # VS Code's: ${env:VAR}, filled in as VS Code would
+    entries = {
+        "env": {"command": FAULTY[0], "args": list(FAULTY[1:]), "env": {"TOKEN": "${env:GW_UNSET}"}},
+        "args": {"command": "server", "args": "--port 1"},
+        "good": {"command": FAULTY[0], "args": list(FAULTY[1:]), "env": {"MODE": "${env:GW_MODE}"}},
+    }
+    config.write_text(json.dumps({"servers": entries}), encoding="utf-8")
+    with pytest.MonkeyPatch.context() as patch:
+        patch.delenv("GW_UNSET", raising=False)
+        patch.setenv("GW_MODE", "m")
+        upstreams = _gateway_upstreams(config, None)
+    args_fault = (
+        f'server "args" of --config {config}: its "args" is not a list of strings: write it as ["ARG", ...]; '
+        "then restart the proxy."
+    )
+    assert upstreams == {
+        "env": Upstream(fault=UNSET_FAULT.format(name="env", config=config, where="env")),
+        "args": Upstream(fault=args_fault),
+        "good": Upstream(command=FAULTY, env={"MODE": "m"}),
+    }
+
+    async def work(client: Any) -> Any:
+        return await listed(client), plain(await client.call_tool("good.small", {}))
+
+    tools, small = through_proxy(upstreams, "light", work)
+    assert [(tool["name"], tool["description"]) for tool in tools[:3]] == [
+        ("env.not_started", "Server env did not start, so its tools are missing: " + upstreams["env"].fault),
+        ("args.not_started", f"Server args did not start, so its tools are missing: {args_fault}"),
+        ("good.small", tools[2]["description"]),
+    ]
+    assert small["content"] == [{"type": "text", "text": '{"ok":true,"items":[1,2,3]}'}]
 
 
 def test_describe_tools_answers_the_definitions_that_fit_and_names_the_rest() -> None:

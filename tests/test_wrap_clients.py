@@ -183,3 +183,35 @@ def test_oauth_settings_are_said_not_to_carry_over() -> None:
         rewrite.changes[0].reason == "its OAuth settings stay for codex: the proxy signs in with none, only the headers"
     )
     assert dict(toml_servers(rewrite.text, "config.toml"))["linear"]["scopes"] == ["read"]
+
+
+def test_proxy_config_reads_a_codex_config_as_codex_does(tmp_path: Path, monkeypatch: Any) -> None:
+    from pflow_structure.cli.proxy_command import _gateway_upstreams
+    from pflow_structure.mcp.proxy.remote import Upstream
+
+    monkeypatch.setenv("FIGMA_OAUTH_TOKEN", "t")
+    assert _gateway_upstreams(copied(tmp_path, "codex.config.toml", "config.toml"), None) == {
+        "context7": Upstream(command=("npx", "-y", "@upstash/context7-mcp"), env={"MY_ENV_VAR": "MY_ENV_VALUE"}),
+        "figma": Upstream(
+            url="https://mcp.figma.com/mcp", headers={"X-Figma-Region": "us-east-2", "Authorization": "Bearer t"}
+        ),
+    }  # chrome_devtools has enabled = false
+
+
+def test_wrap_gateway_on_a_codex_config_keeps_the_servers_in_toml_and_unwrap_gives_it_back(tmp_path: Path) -> None:
+    path = copied(tmp_path, "codex.config.toml", "config.toml")
+    assert cli("wrap", str(path), "--command", PROXY, "--gateway").exit_code == 0
+    servers_file = tmp_path / "config.toml.pflow-structure-gateway.toml"
+    gateway = {
+        "command": PROXY,
+        "args": ["proxy", "--config", str(servers_file)],
+        "env_vars": ["FIGMA_OAUTH_TOKEN", "CHROME_API_KEY"],
+    }
+    assert toml_servers(path.read_text(), str(path)) == [("pflow-structure", gateway)]
+    assert path.read_text().endswith(
+        'env_vars = ["FIGMA_OAUTH_TOKEN", "CHROME_API_KEY"]\n\n[profiles.fast]\nmodel = "gpt-5-mini"\n'
+    )
+    assert toml_servers(servers_file.read_text(), str(servers_file)) == toml_servers(CODEX, "config.toml")
+    assert cli("unwrap", str(path)).exit_code == 0
+    assert path.read_text() == CODEX
+    assert sorted(child.name for child in tmp_path.iterdir()) == ["config.toml"]

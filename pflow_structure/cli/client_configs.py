@@ -173,7 +173,8 @@ def _without_comments(text: str) -> str:
     return re.sub(r",(\s*[}\]])", r"\1", "".join(out))  # trailing commas
 
 
-def _servers(text: str, source: str) -> tuple[str, list[tuple[str, Any, int, int]]]:
+def servers_of(text: str, source: str) -> tuple[str, list[tuple[str, Any, int, int]]]:
+    """The servers' section of a JSON configuration and its entries: ``(name, entry, start, end)``."""
     scanner = _Scanner(text, source)
     top = scanner.members(0)
     if scanner.skip(_top_end(scanner)) != len(text):
@@ -194,7 +195,11 @@ def _servers(text: str, source: str) -> tuple[str, list[tuple[str, Any, int, int
 def server_entries(text: str, *, source: str) -> tuple[str, dict[str, Any]]:
     """Which client's file it is (:func:`client_of`) and every server entry, by name (what
     ``proxy --config`` serves as a gateway)."""
-    section, members = _servers(text, source)
+    if source.lower().endswith(".toml"):  # Codex's config.toml
+        from pflow_structure.cli.toml_configs import toml_servers
+
+        return "codex", dict(toml_servers(text, source))
+    section, members = servers_of(text, source)
     entries = {name: value for name, value, _start, _end in members}
     return client_of(source, section, entries.values()), entries
 
@@ -318,7 +323,7 @@ def unwrap_text(text: str, *, source: str, names: Iterable[str] = ()) -> Rewrite
 def _rewrite(text: str, source: str, names: Iterable[str], proxy_command: str | None) -> Rewrite:
     if source.lower().endswith(".toml"):
         return _rewrite_toml(text, source, names, proxy_command)
-    section, entries = _servers(text, source)
+    section, entries = servers_of(text, source)
     client = client_of(source, section, [entry for _, entry, *_ in entries])
     wanted = _wanted(names, [name for name, *_ in entries], source)
     rewrite = Rewrite(text, section)
@@ -398,45 +403,8 @@ def _indent_step(text: str) -> int | str:
     return "\t" if unit.startswith("\t") else len(unit)
 
 
-def gateway_text(
-    text: str, *, source: str, proxy_command: str, servers_file: str, names: Iterable[str] = ()
-) -> tuple[Rewrite, dict[str, Any]]:
-    """``text`` with every (or every named) server entry replaced by one entry, ``pflow-structure``,
-    that runs them all behind one gateway (``proxy --config servers_file``), and what goes into
-    ``servers_file``: those entries as they were (an entry already behind the proxy unwrapped). The
-    servers' section is written anew (its comments go); the rest of the file stays as it was."""
-    section, entries = _servers(text, source)
-    wanted = set(names)
-    known = {name for name, *_ in entries}
-    if wanted - known:
-        listed = ", ".join(sorted(known)) or "none"
-        raise ParameterError(
-            f"{source} has no server named {', '.join(sorted(wanted - known))} (its servers: {listed})"
-        )
-    rewrite = Rewrite(text, section)
-    moved: dict[str, Any] = {}
-    kept: dict[str, Any] = {}
-    for name, entry, _start, _end in entries:
-        if (wanted and name not in wanted) or name == PROXY_NAME:
-            kept[name] = entry
-            continue
-        moved[name] = unwrap_entry(entry) if isinstance(entry, dict) and is_wrapped(entry) else entry
-        rewrite.changes.append(Change(name, "wrapped", "into the gateway"))
-    if not moved:
-        return rewrite, {}
-    if PROXY_NAME in kept:  # never replaced: a gateway's servers, or a server of the user's, would be lost
-        args = kept[PROXY_NAME].get("args") if isinstance(kept[PROXY_NAME], dict) else None
-        if isinstance(args, list) and args[:2] == ["proxy", "--config"]:
-            raise ParameterError(
-                f"{source} already has a gateway ({PROXY_NAME}): run `pflow-structure unwrap {source}`, then "
-                "wrap --gateway again to put every server behind one gateway"
-            )
-        raise ParameterError(
-            f'{source} already has a server named "{PROXY_NAME}", the name of the gateway\'s entry: rename it, then '
-            "run again"
-        )
-    kept[PROXY_NAME] = {"command": proxy_command, "args": ["proxy", "--config", servers_file]}
+def replace_section(text: str, source: str, section: str, entries: dict[str, Any]) -> str:
+    """``text`` with its servers' section (``section``) written anew as ``entries``, indented as the file is."""
     scanner = _Scanner(text, source)
     [(start, end)] = [(start, end) for key, _value, start, end in scanner.members(0) if key == section]
-    rewrite.text = text[:start] + _dump(kept, text, start) + text[end:]
-    return rewrite, {section: moved}
+    return text[:start] + _dump(entries, text, start) + text[end:]

@@ -51,7 +51,8 @@ from pflow_structure.cli.common import CONTEXT_SETTINGS, fails_cleanly, main, se
     "config_file",
     type=click.Path(dir_okay=False, path_type=Path),
     help='A JSON file {"url": ..., "headers": {...}, "transport": ..., "timeout": ...} (the shape MCP clients '
-    "use for a remote server) instead of --url and --header; or a client's configuration (mcpServers or servers): "
+    "use for a remote server) instead of --url and --header; or a client's configuration (mcpServers or servers, "
+    "or Codex's config.toml): "
     "then every server in it, behind one connection, each tool named SERVER.TOOL.",
 )
 @click.option(
@@ -187,13 +188,11 @@ def _gateway_upstreams(config_file: Path, timeout: float | None) -> dict[str, An
     """Every server of a client configuration (``mcpServers`` or ``servers``) by name, each as the
     proxy would reach it alone (an entry already behind the proxy unwrapped first); None for a file
     of another shape (a remote server's ``{"url": ...}``)."""
-    import contextlib
     import json
-    import os
 
-    from pflow_structure.cli.client_configs import SECTIONS, is_wrapped, server_entries, unwrap_entry, wrap_entry
+    from pflow_structure.cli.client_configs import SECTIONS, server_entries
     from pflow_structure.errors import ParameterError
-    from pflow_structure.mcp.proxy.remote import DEFAULT_TIMEOUT, Upstream, check_url, expand, parse_headers
+    from pflow_structure.mcp.proxy.remote import DEFAULT_TIMEOUT, Upstream
 
     try:
         text = config_file.read_text(encoding="utf-8")
@@ -208,31 +207,57 @@ def _gateway_upstreams(config_file: Path, timeout: float | None) -> dict[str, An
     upstreams: dict[str, Any] = {}
     client, entries = server_entries(text, source=str(config_file))
     for name, entry in entries.items():
-        where = f'server "{name}" of --config {config_file}'
-        if not isinstance(entry, dict):
-            raise ParameterError(f"{where} is not an object")
-        if entry.get("disabled") is True:  # Cline's and Roo's switch
+        if isinstance(entry, dict) and (
+            entry.get("disabled") is True or entry.get("enabled") is False
+        ):  # Cline's, Codex's
             continue
-        if is_wrapped(entry):  # run once, not through a proxy behind the proxy
-            with contextlib.suppress(ParameterError):  # proxy options unwrap does not know: run it as it is
-                entry = unwrap_entry(entry)
-        seconds = timeout or DEFAULT_TIMEOUT
-        if isinstance(entry.get("command"), str):
-            args, env = entry.get("args") or [], entry.get("env") or {}
-            if not isinstance(args, list) or not all(isinstance(arg, str) for arg in args):
-                raise ParameterError(f'{where}: its "args" is not a list of strings')
-            if not isinstance(env, dict) or not all(isinstance(value, str) for value in env.values()):
-                raise ParameterError(f'{where}: its "env" is not an object of strings')
-            upstreams[name] = Upstream(command=(entry["command"], *args), env=env, timeout=seconds)
-        else:  # a remote entry read as `wrap` reads it: the client's URL key, transport and variables
-            try:
-                args = wrap_entry(entry, "pflow-structure", client)["args"]  # proxy --url URL [--transport T] ...
-                options = list(zip(args[1::2], args[2::2], strict=True))
-                headers = expand(parse_headers(value for key, value in options if key == "--header"), os.environ)
-            except ParameterError as exc:
-                raise ParameterError(f"{where}: {exc}") from None
-            transport = dict(options).get("--transport", "streamable-http")
-            upstreams[name] = Upstream(url=check_url(args[2]), transport=transport, headers=headers, timeout=seconds)
+        try:
+            upstreams[name] = _entry_upstream(entry, client, timeout or DEFAULT_TIMEOUT)
+        except ParameterError as exc:  # listed as NAME.not_started with why and the fix; the rest serve
+            why = str(exc).rstrip(".")
+            upstreams[name] = Upstream(
+                fault=f'server "{name}" of --config {config_file}: {why}; then restart the proxy.'
+            )
     if not upstreams:
         raise ParameterError(f"--config {config_file} names no server")
+    if all(upstream.fault for upstream in upstreams.values()):
+        raise ParameterError("no server of the gateway can start: " + " ".join(u.fault for u in upstreams.values()))
     return upstreams
+
+
+def _entry_upstream(entry: Any, client: str, seconds: float) -> Any:
+    """One server of a client configuration as the proxy reaches it alone (an entry already behind the
+    proxy unwrapped first), its variables filled in as the client would; ParameterError saying what is
+    wrong with the entry."""
+    import contextlib
+    import os
+
+    from pflow_structure.cli.client_configs import is_wrapped, unwrap_entry, wrap_entry
+    from pflow_structure.cli.client_dialects import proxy_header
+    from pflow_structure.errors import ParameterError
+    from pflow_structure.mcp.proxy.remote import Upstream, check_url, expand, parse_headers, substitute
+
+    if not isinstance(entry, dict):
+        raise ParameterError('it is not an object: write it as {"command": ...} or {"url": ...}')
+    if is_wrapped(entry):  # run once, not through a proxy behind the proxy
+        with contextlib.suppress(ParameterError):  # proxy options unwrap does not know: run it as it is
+            entry = unwrap_entry(entry)
+    if isinstance(entry.get("command"), str):
+        args, env = entry.get("args") or [], entry.get("env") or {}
+        if not isinstance(args, list) or not all(isinstance(arg, str) for arg in args):
+            raise ParameterError('its "args" is not a list of strings: write it as ["ARG", ...]')
+        if not isinstance(env, dict) or not all(isinstance(value, str) for value in env.values()):
+            raise ParameterError('its "env" is not an object of strings: write it as {"NAME": "value"}')
+        if client != "codex":  # the client fills in its variables (Codex passes env as written)
+            words = [entry["command"], *args]
+            line = substitute({str(i): proxy_header(w, client, []) for i, w in enumerate(words)}, os.environ, "command")
+            words = [line[str(i)] for i in range(len(words))]
+            env = substitute({key: proxy_header(value, client, []) for key, value in env.items()}, os.environ, "env")
+            return Upstream(command=tuple(words), env=env, timeout=seconds)
+        return Upstream(command=(entry["command"], *args), env=env, timeout=seconds)
+    # a remote entry read as `wrap` reads it: the client's URL key, transport and variables
+    args = wrap_entry(entry, "pflow-structure", client)["args"]  # proxy --url URL [--transport T] ...
+    options = list(zip(args[1::2], args[2::2], strict=True))
+    headers = expand(parse_headers(value for key, value in options if key == "--header"), os.environ)
+    transport = dict(options).get("--transport", "streamable-http")
+    return Upstream(url=check_url(args[2]), transport=transport, headers=headers, timeout=seconds)

@@ -76,3 +76,27 @@ def _inline(value: Any) -> Any:
     table = tomlkit.inline_table()
     table.update(value)
     return table
+
+
+def gateway_servers(text: str, source: str, moved: list[str], name: str, entry: Mapping[str, Any]) -> str:
+    """``text`` with the servers in ``moved`` taken out and one server, ``name`` (``entry``), in their place:
+    ``wrap --gateway`` on Codex's config.toml. The rest of the file stays as it was."""
+    import tomlkit
+
+    document = _parse(text, source)
+    servers = _section(document, source)
+    for server in moved:
+        del servers[server]
+    table = tomlkit.table()
+    for key, value in entry.items():
+        table[key] = _inline(value)
+    table.add(tomlkit.nl())  # a blank line before the next table, as the file's own tables have
+    servers[name] = table
+    return tomlkit.dumps(document)
+
+
+def servers_text(entries: Mapping[str, Any]) -> str:
+    """``entries`` as a config.toml of their own (``[mcp_servers.NAME]`` tables): a Codex gateway's servers."""
+    import tomlkit
+
+    return tomlkit.dumps({SECTION: {name: dict(entry) for name, entry in entries.items()}})

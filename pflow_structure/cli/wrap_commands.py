@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import difflib
 import hashlib
-import json
 import os
 import shutil
 import sys
@@ -14,8 +13,9 @@ from pathlib import Path
 
 import click
 
-from pflow_structure.cli.client_configs import PROXY_NAME, Rewrite, gateway_text, unwrap_text, wrap_text
+from pflow_structure.cli.client_configs import PROXY_NAME, Rewrite, unwrap_text, wrap_text
 from pflow_structure.cli.common import CONTEXT_SETTINGS, fails_cleanly, main
+from pflow_structure.cli.gateway_configs import gateway_text, servers_file_name
 from pflow_structure.errors import ParameterError
 
 _CONFIG = click.argument("config", type=click.Path(dir_okay=False, path_type=Path))
@@ -39,6 +39,7 @@ _DRY_RUN = click.option("--dry-run", is_flag=True, help="Print the change as a d
     "--gateway",
     is_flag=True,
     help="One entry, pflow-structure, for all the servers (proxy --config CONFIG.pflow-structure-gateway.json, "
+    ".toml for Codex's config.toml, "
     "which holds their entries): one connection, tools named SERVER.TOOL, one search.",
 )
 @fails_cleanly
@@ -55,7 +56,8 @@ def wrap(config: Path, servers: Sequence[str], dry_run: bool, proxy_command: str
     CONFIG.pflow-structure-HASH.bak; `pflow-structure unwrap CONFIG` gives it back byte for byte.
 
     With --gateway, the entries become one, pflow-structure, running them all behind one
-    connection (`proxy --config`); their own entries go to CONFIG.pflow-structure-gateway.json.
+    connection (`proxy --config`); their own entries go to CONFIG.pflow-structure-gateway.json
+    (.toml for Codex's config.toml).
 
     \b
       pflow-structure wrap ~/.cursor/mcp.json --dry-run
@@ -64,8 +66,8 @@ def wrap(config: Path, servers: Sequence[str], dry_run: bool, proxy_command: str
     """
     path, text = _read(config)
     command = proxy_command or _this_executable()
-    servers_file = path.with_name(f"{path.name}.pflow-structure-gateway.json")
-    moved: dict[str, object] = {}
+    servers_file = path.with_name(servers_file_name(path.name))
+    moved: str | None = None
     if gateway:
         rewrite, moved = gateway_text(
             text, source=str(config), proxy_command=command, servers_file=str(servers_file), names=servers
@@ -82,7 +84,7 @@ def wrap(config: Path, servers: Sequence[str], dry_run: bool, proxy_command: str
     backup = path.with_name(f"{path.name}.pflow-structure-{_digest(rewrite.text)}.bak")
     _write(backup, text, like=path)
     if moved:  # the servers' own entries, which the gateway entry reads (secrets in env too: the file's mode)
-        _write(servers_file, json.dumps(moved, indent=2, ensure_ascii=False) + "\n", like=path)
+        _write(servers_file, moved, like=path)
         click.echo(f"{config}: the servers' entries are in {servers_file}.")
     _write(path, rewrite.text, like=path)
     click.echo(f"{config}: wrapped; the original is in {backup} (`pflow-structure unwrap {config}` restores it).")
@@ -112,7 +114,7 @@ def unwrap(config: Path, servers: Sequence[str], dry_run: bool) -> None:
             return
         _write(path, original, like=path)
         backup.unlink()
-        path.with_name(f"{path.name}.pflow-structure-gateway.json").unlink(missing_ok=True)  # wrap --gateway's
+        path.with_name(servers_file_name(path.name)).unlink(missing_ok=True)  # wrap --gateway's
         click.echo(f"{config}: unwrapped; restored the original from {backup}.")
         return
     rewrite = unwrap_text(text, source=str(config), names=servers)

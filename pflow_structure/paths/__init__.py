@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from pflow_structure.paths.grammar import (
     WILDCARD,
+    AtLeast,
     ConcretePath,
     Match,
     Segment,
@@ -22,6 +23,7 @@ from pflow_structure.paths.resolve import describe_value, parse_json_text, resol
 
 __all__ = [
     "WILDCARD",
+    "AtLeast",
     "ConcretePath",
     "Match",
     "Segment",

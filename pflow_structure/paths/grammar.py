@@ -59,6 +59,32 @@ class Match(NamedTuple):
     reason: PathNotFoundError | None = None  # why it is missing
 
 
+class AtLeast(int):
+    """A count of matches known from below: a read that stopped once it had its page (and one more)
+    did not count the rest. It reads as ``at least N`` wherever it is written."""
+
+    def __str__(self) -> str:
+        return f"at least {int(self)}"
+
+    def __format__(self, spec: str) -> str:
+        return str(self) if not spec else int.__format__(int(self), spec)
+
+
+def first_matches(matches: Iterator[Match], stop: int | None) -> list[Match]:
+    """The first ``stop`` of ``matches`` (all when None), and on past ``stop`` until one is found:
+    a caller asks one more than it shows, so a list of ``stop`` or more says there may be more."""
+    if stop is None:
+        return list(matches)
+    taken: list[Match] = []
+    found = False
+    for match in matches:
+        taken.append(match)
+        found = found or not match.missing
+        if found and len(taken) >= stop:
+            break
+    return taken
+
+
 _PLAIN_KEY = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
 _NAME = re.compile(r"[^\W\d][\w-]*")
 _INT = re.compile(r"-?\d+")

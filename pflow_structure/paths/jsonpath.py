@@ -17,7 +17,7 @@ from __future__ import annotations
 import re
 
 from pflow_structure.errors import PathNotFoundError, PathSyntaxError
-from pflow_structure.paths.grammar import Match
+from pflow_structure.paths.grammar import Match, first_matches
 from pflow_structure.records import NamedTuple
 
 TYPE_CHECKING = False
@@ -26,7 +26,7 @@ if TYPE_CHECKING:
     from typing import Any
 
 
-__all__ = ["Query", "compile_query", "find", "find_grouped", "normalized_path", "singular_segments"]
+__all__ = ["Query", "compile_query", "find", "find_grouped", "many_selectors", "normalized_path", "singular_segments"]
 
 _COMPILED: dict[str, Query] = {}
 _COMPILED_MAX = 256
@@ -127,21 +127,29 @@ def normalized_path(steps: Sequence[str | int]) -> str:
     return "$" + "".join(f"[{step}]" if isinstance(step, int) else f"[{canonical_string(step)}]" for step in steps)
 
 
-def find(root: Any, path: str) -> list[Match]:
+def find(root: Any, path: str, stop: int | None = None) -> list[Match]:
     """Every node ``path`` matches, in order, with a placeholder for each node of the last
-    many-node selector that lacks the rest; :class:`PathNotFoundError` when none is found."""
+    many-node selector that lacks the rest; :class:`PathNotFoundError` when none is found.
+    ``stop``: only the first ``stop`` (:func:`first_matches`): the engine yields its nodes one by
+    one, so a page of a large value is read without visiting the rest."""
     query = compile_query(path)
     if query.rfc is None:
         return _find_extension(root, query)
     segments = query.rfc.segments
     last = max((i for i, s in enumerate(segments) if not _is_singular(s)), default=-1)
     try:
-        matches = list(_walk(_root_node(root), segments, 0, last, None))
+        matches = first_matches(_walk(_root_node(root), segments, 0, last, None), stop)
         if not matches or all(m.missing for m in matches):
             raise PathNotFoundError(path, 0, _why_empty(root, segments))
     except RecursionError:  # a filter inside a filter... evaluates recursively
         raise _too_deep(path) from None
     return matches
+
+
+def many_selectors(path: str) -> int:
+    """How many selectors of ``path`` can match many nodes (two or more: it reads grouped)."""
+    query = compile_query(path)
+    return 0 if query.rfc is None else sum(1 for s in query.rfc.segments if not _is_singular(s))
 
 
 def find_grouped(root: Any, path: str) -> list[Any] | None:
@@ -169,15 +177,16 @@ def _root_node(root: Any) -> Any:
 def _walk(node: Any, segments: Sequence[Any], index: int, last: int, item: Any) -> Iterator[Match]:
     for i in range(index, len(segments)):
         segment = segments[i]
-        children = list(segment.resolve([node]))
+        children = segment.resolve([node])  # a generator: nodes are made as they are read
         if i > last:  # singular from here: one child or none
-            if not children:
+            child = next(iter(children), None)
+            if child is None:
                 if item is None:  # a singular query: no node, and no item to hold a place for
                     return
                 reason = PathNotFoundError("", i, "this item lacks the rest of the path.")
                 yield Match(item.location, None, missing=True, reason=reason)
                 return
-            node = children[0]
+            node = child
             continue
         for child in children:
             yield from _walk(child, segments, i + 1, last, child if i == last else item)

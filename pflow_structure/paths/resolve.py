@@ -15,6 +15,7 @@ from pflow_structure.paths.grammar import (
     Match,
     Segment,
     Wildcard,
+    first_matches,
     format_path,
     is_jsonpath,
     parse_path,
@@ -29,21 +30,22 @@ _JSON_TEXT_FIRST = frozenset("{[ \t\r\n")
 _JSON_TEXT_LAST = frozenset("}] \t\r\n")
 
 
-def resolve(root: Any, path: str) -> tuple[list[Match], bool]:
+def resolve(root: Any, path: str, *, stop: int | None = None) -> tuple[list[Match], bool]:
     """Resolve ``path`` against ``root``.
 
     Returns the matches and whether the path can match many values (a wildcard or
     JSONPath), in which case the caller returns a list. Raises :class:`PathSyntaxError`
-    or :class:`PathNotFoundError`.
+    or :class:`PathNotFoundError`. ``stop``: resolve only the first ``stop`` matches (on past
+    them until one is found); ``stop`` or more back means there may be more.
     """
     if not isinstance(path, str):
         raise PathSyntaxError(repr(path)[:100], 0, f"a path must be a string, not {type(path).__name__}")
     if is_jsonpath(path):
-        return _resolve_jsonpath(root, path), True
+        return _resolve_jsonpath(root, path, stop), True
     segments = parse_path(path)
     multi = any(isinstance(s, Wildcard) for s in segments)
     try:
-        matches = list(_walk(root, segments, 0, (), path))
+        matches = first_matches(_walk(root, segments, 0, (), path), stop)
         if matches and all(m.missing for m in matches):
             # Every item lacks the path: say why (and suggest) instead of a list of nulls.
             raise matches[0].reason or _not_found(path, segments, 0, "no item has this path.")
@@ -237,10 +239,10 @@ def parse_json_text(text: str) -> Any:
     return parsed if isinstance(parsed, (dict, list)) else None
 
 
-def _resolve_jsonpath(root: Any, path: str) -> list[Match]:
+def _resolve_jsonpath(root: Any, path: str, stop: int | None) -> list[Match]:
     from pflow_structure.paths.jsonpath import find
 
-    return [m._replace(path=_non_negative(root, m.path)) if not m.missing else m for m in find(root, path)]
+    return [m._replace(path=_non_negative(root, m.path)) if not m.missing else m for m in find(root, path, stop)]
 
 
 def _non_negative(root: Any, path: ConcretePath) -> ConcretePath:

@@ -20,7 +20,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any, NamedTuple
 
-from pflow_structure.paths.grammar import ConcretePath, format_path
+from pflow_structure.paths.grammar import AtLeast, ConcretePath, format_path
 from pflow_structure.render.output_text import compact
 
 TokenCounter = Callable[[str], int]
@@ -75,7 +75,8 @@ def fit_values(
     shares = fair_shares(costs, budget)
     fitted = Fitted({}, {})
     for path, value in values.items():
-        if costs[path] <= shares[path] or costs[path] <= MIN_SHARE:  # whole is cheaper than saying how to read it
+        fits = costs[path] <= shares[path] or costs[path] <= MIN_SHARE  # whole is cheaper than how to read it
+        if fits and not read_stopped(totals.get(path), paging):
             fitted.values[path] = value
             continue
         cut = _Cutter(path, paging, count, totals.get(path), list(where.get(path, ())))
@@ -84,6 +85,12 @@ def fit_values(
             fitted.values[path] = kept
         fitted.more[path] = more
     return fitted
+
+
+def read_stopped(total: int | None, paging: Paging) -> bool:
+    """Whether a path's read, without a limit, stopped past what a budget can show (its total is
+    :class:`AtLeast`): paged even when what was read fits, so the answer says where it reads on."""
+    return paging.limit is None and isinstance(total, AtLeast)
 
 
 def shown_paths(answer: Mapping[str, Any], where: Mapping[str, Sequence[Any]], multi: Any) -> dict[str, Any]:

@@ -19,6 +19,11 @@ READ_FORMAT_DESCRIPTION = (
 )
 
 
+def past_the_end(offset: int, total: int) -> str:
+    """Why a page of a list path is empty: its offset is at or past the end."""
+    return f"offset {offset} is past the end: the list has {total} item{'' if total == 1 else 's'}"
+
+
 def render_fields_text(
     values: Mapping[str, Any],
     errors: Mapping[str, str] | None = None,
@@ -74,7 +79,9 @@ def render_fields_text(
                 shown = value[:max_items]
             total = totals[path]
             end = offset + len(shown)
-            if not shown and total:
+            if not shown and offset and offset >= total:
+                note = f"  # {past_the_end(offset, total)}"
+            elif not shown and total:
                 note = f"  # none of {total} items shown (offset {offset})"
             elif end < total or offset:
                 more = f"; {offset_hint} {end} for more" if end < total else ""
@@ -142,7 +149,10 @@ def _table(
     total, end = totals[paths[0]], offset + count
     notes = [f"items {offset}-{end - 1} of {total}"] if (end < total or offset) and count else []
     notes += [f"{offset_hint} {end} for more"] if end < total and count else []
-    notes += [f"none of {total} items shown (offset {offset})"] if total and not count else []
+    if not count and offset and offset >= total:
+        notes.append(past_the_end(offset, total))
+    elif not count and total:
+        notes.append(f"none of {total} items shown (offset {offset})")
     notes += [f"{missing[path]} of {total} items lack {path} (null)" for path in paths if missing.get(path)]
     note = f"  # {'; '.join(notes)}" if notes else ""
     body = _indented(render(rows)) if rows else "  []"

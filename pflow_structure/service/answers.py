@@ -28,7 +28,8 @@ if TYPE_CHECKING:
     from pflow_structure.service.reading import FieldReadout
     from pflow_structure.settings import Settings
 
-CUT_NOTE = "Answer kept under {budget:,} tokens: each _more entry gives the arguments (next) that read on."
+# {budget}: render/limits.budget_words, the units the session counts in ("8,000 tokens", Codex's bytes and lines too)
+CUT_NOTE = "Answer kept under {budget}: each _more entry gives the arguments (next) that read on."
 MAX_RETRIES = 6
 
 
@@ -76,9 +77,16 @@ def read_fields_answer(
         cache=cache,
         char_offset=char_offset,
         names=names,
+        most=most_items(budget),
     )
     count = answer_counter(max_tokens, settings)
     return answer_from_readout(readout, budget, paging_of(readout, offset, limit, char_offset), count)
+
+
+def most_items(budget: int) -> int:
+    """The most items of one path an answer of ``budget`` can show: each costs at least two (itself and
+    a comma, however counted), so a read need not resolve more (render/budget.py pages them)."""
+    return budget // 2 + 1
 
 
 def paging_of(readout: FieldReadout, offset: int, limit: int | None, char_offset: int) -> Paging:
@@ -92,26 +100,33 @@ def answer_from_readout(
 ) -> Answer:
     """A readout as the answer dict, fitted to ``budget`` tokens (as ``count`` counts them, o200k by default);
     ``with_paths``: with ``_paths`` (read-fields --json)."""
-    from pflow_structure.render.budget import MISSING_KEY, PATHS_KEY, shown_paths
+    from pflow_structure.render.budget import MISSING_KEY, MORE_KEY, PATHS_KEY, measure, read_stopped, shown_paths
 
     found = any(path not in readout.errors for path in readout.values)
-    missing = {MISSING_KEY: dict(readout.errors)} if readout.errors else {}
+    missing: dict[str, Any] = {MISSING_KEY: dict(readout.errors)} if readout.errors else {}
+    past = _past_the_end(readout, paging.offset)
+    if past:  # an empty page says why, as a miss does
+        missing[MORE_KEY] = past
     if with_paths and readout.names is None and readout.totals:
         missing[PATHS_KEY] = shown_paths(readout.values, readout.where, readout.totals)
     whole = {**readout.values, **missing}
-    if count is None and len(compact(whole).encode("utf-8")) <= budget:  # a token is at least one byte
+    stopped = any(read_stopped(total, paging) for total in readout.totals.values())  # paged below, always
+    if not stopped and count is None and len(compact(whole).encode("utf-8")) <= budget:  # a token is >= a byte
         return Answer(whole, found)
     count = count or o200k_counter()
-    if count(compact(whole)) <= budget:
+    if not stopped and measure(count, compact(whole)) <= budget:  # a huge value is estimated: only "over" matters
         return Answer(whole, found)
     least = {key: value for key, value in missing.items() if key != PATHS_KEY}
-    room = budget - count(compact(least)) - count(CUT_NOTE.format(budget=budget)) - 10
+    from pflow_structure.render.limits import budget_words
+
+    note = CUT_NOTE.format(budget=budget_words(budget, count))
+    room = budget - count(compact(least)) - count(note) - 10
     if PATHS_KEY in missing:  # the paths grow with the values shown: their share of the room, as on the whole
-        values_cost = count(compact(readout.values))
+        values_cost = measure(count, compact(readout.values))
         room = room * values_cost // (values_cost + count(compact(missing[PATHS_KEY])))
     for _ in range(MAX_RETRIES):
         fitted = fit_readout(readout, max(room, 0), paging, count)
-        answer = _assemble(readout, fitted, missing, budget)
+        answer = _assemble(readout, fitted, missing, note)
         if PATHS_KEY in missing:  # the paths of the values this page shows
             answer[PATHS_KEY] = shown_paths(answer, readout.where, readout.totals)
         over = count(compact(answer)) - budget
@@ -119,10 +134,10 @@ def answer_from_readout(
             return Answer(answer, found)
         room -= over + 5  # what the _more entries took past the room, and a margin
     # The least it can say: each part as small as it goes, no _note (the paths alone may be long), no _paths.
-    return Answer(_assemble(readout, fit_readout(readout, 0, paging, count), least, 0), found)
+    return Answer(_assemble(readout, fit_readout(readout, 0, paging, count), least, ""), found)
 
 
-def _assemble(readout: FieldReadout, fitted: Fitted, missing: dict[str, Any], budget: int) -> dict[str, Any]:
+def _assemble(readout: FieldReadout, fitted: Fitted, missing: dict[str, Any], note: str) -> dict[str, Any]:
     from pflow_structure.render.budget import MORE_KEY, NOTE_KEY
 
     answer: dict[str, Any] = {}
@@ -131,10 +146,23 @@ def _assemble(readout: FieldReadout, fitted: Fitted, missing: dict[str, Any], bu
             answer[path] = fitted.values.get(path)
     answer.update(missing)
     if fitted.more:
-        answer[MORE_KEY] = fitted.more
-        if budget:
-            answer[NOTE_KEY] = CUT_NOTE.format(budget=budget)
+        answer[MORE_KEY] = {**answer.get(MORE_KEY, {}), **fitted.more}
+        if note:
+            answer[NOTE_KEY] = note
     return answer
+
+
+def _past_the_end(readout: FieldReadout, offset: int) -> dict[str, dict[str, str]]:
+    """``_more`` entries for the list paths read from an offset at or past their end (an empty page)."""
+    if not offset:
+        return {}
+    from pflow_structure.render.fields_text import past_the_end
+
+    return {
+        path: {"shown": past_the_end(offset, total)}
+        for path, total in readout.totals.items()
+        if offset >= total and readout.values.get(path) == []
+    }
 
 
 def fit_readout(readout: FieldReadout, room: int, paging: Paging, count: TokenCounter | None = None) -> Fitted:
@@ -178,9 +206,11 @@ def read_fields_text_answer(
     )
     if count is None and len("\n".join([text, *notes]).encode("utf-8")) <= budget:
         return text, notes  # the common case: the budget module (paging, cutting) is not even loaded
+    from pflow_structure.render.budget import measure
+
     paging = paging_of(readout, offset, limit, char_offset)
     count = count or o200k_counter()
-    used = count("\n".join([text, *notes]))
+    used = measure(count, "\n".join([text, *notes]))  # a huge text is estimated: only "over" matters
     room = budget
     for _ in range(MAX_RETRIES):
         if used <= budget:
@@ -276,7 +306,14 @@ def read_fields_text_call(
     settings = settings or Settings.from_env()
     budget = answer_budget(max_tokens, settings)
     readout = read_fields_detailed(
-        execution_id, field_paths, limit=limit, offset=offset, settings=settings, char_offset=char_offset, names=names
+        execution_id,
+        field_paths,
+        limit=limit,
+        offset=offset,
+        settings=settings,
+        char_offset=char_offset,
+        names=names,
+        most=most_items(budget),
     )
     found = any(path not in readout.errors for path in readout.values)
     count = answer_counter(max_tokens, settings)
@@ -361,7 +398,7 @@ def _value_renderer(format_name: str, settings: Settings, notes: list[str]) -> A
     return render
 
 
-STRUCTURE_CUT = "{count} more paths not shown to stay under {budget:,} tokens: read a parent path, or raise max_tokens"
+STRUCTURE_CUT = "{count} more paths not shown to stay under {budget}: read a parent path, or raise max_tokens"
 
 
 def structure_within_budget(
@@ -372,10 +409,13 @@ def structure_within_budget(
     every path shown still reads back."""
     if count is None and len(compact(described).encode("utf-8")) <= budget:
         return described
+    from pflow_structure.render.limits import budget_words
+
     count = count or o200k_counter()
+    words = budget_words(budget, count)  # the units the session counts in
     structure = described.get("structure") or {}
     rest = {key: value for key, value in described.items() if key != "structure"}
-    used = count(compact(rest)) + count(STRUCTURE_CUT) + 10
+    used = count(compact(rest)) + count(STRUCTURE_CUT.format(count=len(structure), budget=words)) + 10
     kept: dict[str, Any] = {}
     for path, info in structure.items():
         used += count(compact({path: info}))
@@ -384,5 +424,5 @@ def structure_within_budget(
         kept[path] = info
     if len(kept) == len(structure):
         return described
-    note = STRUCTURE_CUT.format(count=len(structure) - len(kept), budget=budget)
+    note = STRUCTURE_CUT.format(count=len(structure) - len(kept), budget=words)
     return {**described, "structure": kept, "warnings": [*described.get("warnings", []), note]}

@@ -58,7 +58,9 @@ def fields_answer(
     overhead = count(compact({**head, **extra, "rest": rest})) + 10
     values = answer_from_readout(readout, max(budget - overhead, 1), paging_of(readout, 0, None, 0), count).value
     if MORE_KEY in values:  # the values were cut: the note names the call's budget, not their share
-        values["_note"] = CUT_NOTE.format(budget=budget)
+        from pflow_structure.render.limits import budget_words
+
+        values["_note"] = CUT_NOTE.format(budget=budget_words(budget, count))
     return {**head, "values": values, **extra, "rest": rest}
 
 

@@ -7,7 +7,15 @@ through :func:`read_fields_detailed`.
 from __future__ import annotations
 
 from pflow_structure.errors import ParameterError, PathNotFoundError, PathSyntaxError
-from pflow_structure.paths import format_path, is_jsonpath, parse_json_text, parse_path, resolve, resolve_grouped
+from pflow_structure.paths import (
+    AtLeast,
+    format_path,
+    is_jsonpath,
+    parse_json_text,
+    parse_path,
+    resolve,
+    resolve_grouped,
+)
 from pflow_structure.records import NamedTuple
 from pflow_structure.settings import Settings
 
@@ -24,6 +32,7 @@ if TYPE_CHECKING:
 # load the usage log for it.
 _READ: dict[str, str] = {}
 _READ_MAX = 1024
+COUNTED_MATCHES = 10_000  # a page of a JSONPath read counts its matches up to this many (cheap), then "at least"
 
 
 def note_read(execution_id: str, node_type: str) -> None:
@@ -65,12 +74,15 @@ def read_fields_detailed(
     cache: CacheBackend | None = None,
     char_offset: int = 0,
     names: str | None = None,
+    most: int | None = None,
 ) -> FieldReadout:
     """Like :func:`read_fields`, and says why each ``None`` is ``None``.
 
     ``char_offset`` skips that many characters of a path that names one string (a long string
     is read in parts; see :mod:`pflow_structure.render.budget`). ``names`` ("template" or
-    "normalized") answers each value of a wildcard or JSONPath path with the path of its node."""
+    "normalized") answers each value of a wildcard or JSONPath path with the path of its node.
+    ``most``: the most items an answer can show of one path (from its budget): a JSONPath read
+    without a ``limit`` then stops past them too, its total possibly :class:`AtLeast`."""
     if isinstance(field_paths, (str, bytes)):
         raise ParameterError(f"field_paths must be a list of paths, not one string; pass [{str(field_paths)[:80]!r}]")
     if offset < 0 or (limit is not None and limit < 0):
@@ -93,15 +105,16 @@ def read_fields_detailed(
             and _read_page(readout, key, entry, offset, limit)
         ):
             continue
+        stop = _stop(path, offset, limit if limit is not None else most, names)
         try:
             try:
-                matches, multi = resolve(entry.outputs, path)
+                matches, multi = resolve(entry.outputs, path, stop=stop)
             except PathNotFoundError:
                 if entry.complete:
                     raise
                 # A miss on a partly read entry is judged (and its reason worded) on the whole entry.
                 entry = cache.get(execution_id)
-                matches, multi = resolve(entry.outputs, path)
+                matches, multi = resolve(entry.outputs, path, stop=stop)
         except (PathSyntaxError, PathNotFoundError) as exc:
             readout.values[key] = None
             readout.errors[key] = str(exc)
@@ -117,11 +130,15 @@ def read_fields_detailed(
                 readout.values[key] = [_nested_values(group, entry.binary_paths) for group in grouped[offset:end]]
                 readout.where[key] = [_nested_paths(group) for group in grouped[offset:end]]
                 continue
-            readout.totals[key] = len(matches)
-            lacking = sum(1 for m in matches if m.missing)
+            counted = stop is None or len(matches) < stop  # else the read stopped past the page
+            readout.totals[key] = len(matches) if counted else AtLeast(len(matches))
+            page = matches[offset:end]  # only the page is restored (and, from an index, was read)
+            lacking = sum(1 for m in (matches if counted else page) if m.missing)
             if lacking:
                 readout.missing[key] = lacking
-            matches = matches[offset:end]  # only the page is restored (and, from an index, was read)
+                if not counted:
+                    readout.page_counts[key] = len(page)
+            matches = page
             readout.values[key] = [_restored(m.value, m.path, entry.binary_paths) for m in matches]
             readout.where[key] = [m.path for m in matches]
         else:
@@ -217,6 +234,29 @@ def _step_in(value: Any, steps: Sequence[str | int]) -> tuple[Any, bool]:
             return None, False
         value = value[step]
     return value, True
+
+
+def _stop(path: Any, offset: int, limit: int | None, names: str | None) -> int | None:
+    """How many matches a page of ``limit`` items of a JSONPath read resolves (None: all). The engine yields its nodes
+    one by one, so a page of ``$..*`` on a large value stops past the page, its total counted up to
+    ``COUNTED_MATCHES`` and past that said as "at least" (template paths count their list whole)."""
+    if limit is None or names is not None or not isinstance(path, str) or not is_jsonpath(path) or _groups(path):
+        return None
+    return max(offset + limit + 1, COUNTED_MATCHES)
+
+
+def _groups(path: str) -> bool:
+    """Whether ``path`` is read grouped (two or more wildcards or many-node JSONPath selectors)."""
+    if not _may_group(path):
+        return False
+    if not is_jsonpath(path):
+        return True
+    from pflow_structure.paths.jsonpath import many_selectors
+
+    try:
+        return many_selectors(path) >= 2
+    except PathSyntaxError:
+        return False
 
 
 def _may_group(path: str) -> bool:

@@ -101,6 +101,9 @@ if os.environ.get("FAULTY_SERVER_READ_FIELDS") == "1":
         {"execution_id": {"type": "string", "default": ""}},
         lambda arguments: f"downstream read_fields got {arguments.get('execution_id', '')}",
     )
+if os.environ.get("FAULTY_SERVER_EXTRA_TOOL"):  # a tool of the name a test needs (a gateway's name clash)
+    EXTRA = os.environ["FAULTY_SERVER_EXTRA_TOOL"]
+    TOOLS[EXTRA] = (f"The downstream's own {EXTRA}.", {}, lambda _: f"downstream {EXTRA}")
 
 PROMPT = {
     "name": "greet",

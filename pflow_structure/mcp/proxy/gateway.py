@@ -7,7 +7,8 @@ across servers unchanged:
 
 - the servers start in parallel, each with the client's ``initialize``; one that cannot start is
   listed in its tools' place as ``SERVER.not_started`` (its description says why; a call tries it
-  again) and the others serve on. Only when none starts is ``initialize`` refused;
+  again) and the others serve on, as is an entry of the configuration that cannot be used as written
+  (``Upstream.fault``: why and the fix; never started). Only when none starts is ``initialize`` refused;
 - ``tools/list`` is every server's tools under its namespace, ``files.read_text_file`` (the server's
   name from the configuration, every character that is not a letter, digit, ``_`` or ``-`` as ``_``,
   and ``_2``, ``_3`` after a name already taken), so names never clash across servers;
@@ -98,7 +99,8 @@ class Gateway:
 
     def prestart(self, process: Any = None) -> None:
         for downstream in self.servers.values():
-            downstream.prestart()
+            if downstream.upstream.fault is None:
+                downstream.prestart()
 
     async def session(self) -> None:
         """Every server started (in parallel) and initialised, once; DownstreamError when none could be."""
@@ -114,6 +116,9 @@ class Gateway:
 
     async def _start(self, namespace: str) -> bool:
         downstream = self.servers[namespace]
+        if downstream.upstream.fault is not None:  # its entry in the configuration cannot be used as written
+            self.failures[namespace] = downstream.upstream.fault
+            return False
         downstream.init_params = self.init_params
         try:
             await downstream.session()
@@ -208,7 +213,8 @@ class Gateway:
 
     def _not_started(self, namespace: str) -> dict[str, Any]:
         why = self.failures[namespace]
-        description = f"Server {namespace} did not start, so its tools are missing: {why} Call this to try again."
+        again = "" if self.servers[namespace].upstream.fault else " Call this to try again."  # a fault stays
+        description = f"Server {namespace} did not start, so its tools are missing: {why}{again}"
         from pflow_structure.mcp.proxy.toollist import WHOLE
 
         name = f"{namespace}{self.separator}{NOT_STARTED}"

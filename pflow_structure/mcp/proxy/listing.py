@@ -5,12 +5,14 @@ beside them, and the answers of ``describe_tools`` and ``search_tools`` (mixed i
 The server's list is read whole when first needed (every page), and again after the server says it
 changed (``notifications/tools/list_changed``): :attr:`Listing.catalog` is then None until the next
 listing, so the light list, the search and the describe always follow the server's current tools.
-Our tools keep their names unless the server has a tool of the same name; then ours take the prefix
-``pflow_structure_`` (``pflow_structure_read_fields``).
+Our tools keep their names unless the server has a tool of the same name (a gateway's too:
+``read_fields`` is server ``read``'s tool ``fields`` under ``--separator _``); then ours take the prefix
+``pflow_structure_`` (``pflow_structure_read_fields``), and a line on stderr says which and why.
 """
 
 from __future__ import annotations
 
+import sys
 from typing import TYPE_CHECKING, Any
 
 import anyio
@@ -45,6 +47,7 @@ class Listing:
         self.describe_tool, self.search_tool = DESCRIBE_TOOL, SEARCH_TOOL
         self.catalog: list[dict[str, Any]] | None = None  # every tool of the server, as it lists them
         self.names_known = False
+        self.renamed_said: set[str] = set()  # our tools renamed for a server's of the same name, said on stderr
         self.listing_lock = anyio.Lock()
 
     def has_tools(self) -> bool:
@@ -78,9 +81,30 @@ class Listing:
                 ours if ours not in names else f"pflow_structure_{ours}"
                 for ours in (READ_TOOL, EDIT_TOOL, DESCRIBE_TOOL, SEARCH_TOOL)
             )
+            self.say_renamed([ours for ours in (READ_TOOL, EDIT_TOOL, DESCRIBE_TOOL, SEARCH_TOOL) if ours in names])
             self.catalog = [tool for page in pages for tool in page.get("tools", []) if isinstance(tool, dict)]
             self.names_known = True
             return pages
+
+    def say_renamed(self, taken: list[str]) -> None:
+        """One line on stderr (the client's log of the server) for each of our tools renamed since the
+        last listing: which, why, and for a gateway how to keep both names."""
+        said = self.renamed_said
+        separator = getattr(self.downstream, "separator", None)  # a gateway's: SERVER{separator}TOOL
+        for name in [name for name in taken if name not in said]:
+            whose, keep = "a tool of the server behind", ""
+            if separator is not None:
+                namespaces = getattr(self.downstream, "servers", {})
+                server = max((ns for ns in namespaces if name.startswith(ns + separator)), key=len, default="")
+                tool = name[len(server) + len(separator) :]
+                whose = f"server {server}'s tool {tool} under --separator {separator}"
+                keep = "; choose --separator . or __ to keep both names"
+            print(
+                f"pflow-structure proxy: {name} is {whose}, so the proxy's own {name} is listed as "
+                f"pflow_structure_{name}{keep}",
+                file=sys.stderr,
+            )
+        self.renamed_said = set(taken)
 
     async def tool_catalog(self) -> list[dict[str, Any]]:
         """Every tool of the server, listed again after it said its list changed."""

@@ -53,6 +53,7 @@ class Upstream:
     headers: Mapping[str, str] = field(default_factory=dict, repr=False)  # values may be secrets
     timeout: float = DEFAULT_TIMEOUT
     env: Mapping[str, str] = field(default_factory=dict, repr=False)  # a stdio server's own variables (a gateway's)
+    fault: str | None = None  # a gateway's entry that cannot be used as written: why, and the fix (never started)
 
     @property
     def remote(self) -> bool:
@@ -117,20 +118,24 @@ def expand(headers: Mapping[str, str], environ: Mapping[str, str]) -> dict[str, 
     The error names variables and headers, never a value. ``$$`` is not special: a literal
     ``${`` cannot be written (header values that need one are rare enough).
     """
-    missing = sorted({name for value in headers.values() for name in _VARIABLE.findall(value) if name not in environ})
+    found = substitute(headers, environ, "--header")
+    for name, expanded in found.items():
+        if "\r" in expanded or "\n" in expanded:
+            raise ParameterError(f"header {name} holds a line break after expanding its variables; remove it")
+    return found
+
+
+def substitute(values: Mapping[str, str], environ: Mapping[str, str], used_in: str) -> dict[str, str]:
+    """Every ``${VAR}`` in ``values`` replaced from ``environ``; a ParameterError naming each missing
+    variable (and ``used_in``, where it was written), never a value."""
+    missing = sorted({name for value in values.values() for name in _VARIABLE.findall(value) if name not in environ})
     if missing:
         which = ", ".join(missing)
         raise ParameterError(
-            f"environment variable {which} is not set (used in --header). Set it in the environment the "
+            f"environment variable {which} is not set (used in {used_in}). Set it in the environment the "
             'MCP client starts the proxy with, e.g. "env": {"' + missing[0] + '": "..."} in its configuration'
         )
-    found: dict[str, str] = {}
-    for name, value in headers.items():
-        expanded = _VARIABLE.sub(lambda match: environ[match.group(1)], value)
-        if "\r" in expanded or "\n" in expanded:
-            raise ParameterError(f"header {name} holds a line break after expanding its variables; remove it")
-        found[name] = expanded
-    return found
+    return {name: _VARIABLE.sub(lambda match: environ[match.group(1)], value) for name, value in values.items()}
 
 
 def read_config(path: Path) -> dict[str, Any]:
