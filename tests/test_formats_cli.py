@@ -393,9 +393,9 @@ def test_read_fields_without_a_path_is_a_usage_error(people_run: str) -> None:
     )
 
 
-def test_read_fields_table_past_the_end_says_none_shown(people_run: str) -> None:
+def test_read_fields_table_past_the_end_says_so(people_run: str) -> None:
     paths = ["result.people[*].id", "result.people[*].name"]
     outcome = invoke("read-fields", people_run, *paths, "--offset", "30", "--format", "toon")
     assert outcome.stdout == (
-        "result.people[*].id, result.people[*].name:  # none of 30 items shown (offset 30)\n  []\n"
+        "result.people[*].id, result.people[*].name:  # offset 30 is past the end: the list has 30 items\n  []\n"
     )
