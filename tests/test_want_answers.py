@@ -319,3 +319,42 @@ def test_the_map_leaves_out_a_container_with_nothing_more_to_read() -> None:
     mapped = want_map(structure, fields, ["result.meta.total", "result.items[0].name"], [])
     assert mapped.text == "Rest: result.items list, 2 items, each 1 more field"
     assert list(mapped.structure) == ["result.items"]
+
+
+def test_a_superlative_ranks_the_rows_by_the_number_its_next_word_names() -> None:
+    from pflow_structure.service.want_choice import Order, sort_order
+
+    structure = {
+        "result[0].title": {"type": "str", "avg_length": 20},
+        "result[0].comments": {"type": "int"},
+        "result[0].score": {"type": "int"},
+        "result[0].created_at": {"type": "str", "avg_length": 20},
+    }
+    shown = ["result[0].title", "result[0].comments", "result[0].score"]
+    assert sort_order(structure, shown, "the title of the highest-scoring post") == Order("result[0].score", True, 5)
+    assert sort_order(structure, shown, "the 3 least commented posts") == Order("result[0].comments", False, 3)
+    assert sort_order(structure, shown, "top 10 posts") == Order("result[0].comments", True, 10)  # the first number
+    assert sort_order(structure, shown, "the newest post") is None  # no time among the columns
+    assert sort_order(structure, [*shown, "result[0].created_at"], "the newest post") == Order(
+        "result[0].created_at", True, 5
+    )
+    assert sort_order(structure, shown, "what are the min and max sizes") is None  # names, not superlatives
+
+
+def test_a_ranked_answer_shows_the_top_rows_with_their_index_and_reads_on_in_order(tmp_path: Path) -> None:
+    posts = [{"id": n, "title": f"post {n}", "score": (n * 37) % 101} for n in range(30)]
+    path = tmp_path / "posts.json"
+    path.write_text(json.dumps(posts), encoding="utf-8")
+    answer = registry_run("read-json", {"path": str(path)}, want="title of the highest-scoring posts")
+    top = sorted(range(30), key=lambda n: -posts[n]["score"])[:5]
+    assert answer["values"]["result[*].score"] == [posts[n]["score"] for n in top]
+    assert answer["values"]["result[*].title"] == [posts[n]["title"] for n in top]
+    more = answer["_more"]["result[*].score"]
+    assert more["order"] == {"by": "result[*].score", "highest_first": True, "items": top}
+    assert more["shown"] == "the 5 highest by score of 30"
+    assert "offset" not in more["next"]  # reading on reads every row, in the list's order
+    outcome = invoke("run", "read-json", f"path={path}", "--want", "title of the highest-scoring posts")
+    lines = outcome.stdout.splitlines()
+    assert lines[1] == "result[*] (30 items): [i], id, title, score; the 5 highest by score of 30"
+    assert lines[2] == f"  [{top[0]}] {top[0]},post {top[0]},{posts[top[0]]['score']}"
+    assert lines[7].startswith("All 30 rows in their order: pflow-structure read-fields exec-")

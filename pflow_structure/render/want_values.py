@@ -78,13 +78,14 @@ def pick(value: Any, segments: Sequence[Any]) -> Any:
     return value
 
 
-def cell(value: Any) -> str:
-    """One cell: a primitive as a TOON cell, a long string cut, a list or object as compact JSON."""
-    if isinstance(value, str) and len(value) > CELL_CHARS:
-        return cell_text(value[:CELL_CHARS]) + f"…({len(value):,} chars)"
+def cell(value: Any, limit: int = CELL_CHARS) -> str:
+    """One cell: a primitive as a TOON cell, a long string cut (past ``limit``), a list or object as
+    compact JSON."""
+    if isinstance(value, str) and len(value) > limit:
+        return cell_text(value[:limit]) + f"…({len(value):,} chars)"
     if isinstance(value, (list, dict)):
         text = json.dumps(value, ensure_ascii=False, separators=(",", ":"))
-        return text if len(text) <= CELL_CHARS else text[:CELL_CHARS] + f"…({len(text):,} chars)"
+        return text if len(text) <= limit else text[:limit] + f"…({len(text):,} chars)"
     return cell_text(value)
 
 
@@ -105,16 +106,20 @@ def want_values(
     count: TokenCounter,
     call: CallText,
     rows: int | None = None,
+    order: tuple[str, bool, int] | None = None,
 ) -> WantValues:
     """The values at ``paths`` (template paths of ``outputs``) within ``budget`` tokens (and at most
-    ``rows`` rows a list), and their lines."""
+    ``rows`` rows a list), and their lines; ``order`` (a column's template path, highest first or
+    not, how many rows) ranks its list's rows and shows the first of them."""
     plain, tables = group(paths)
+    ranked = _ranked_column(order)
     values: dict[str, Any] = {format_path(list(segments)): pick(outputs, segments) for segments in plain}
     more: dict[str, dict[str, Any]] = {}
     used = count("\n".join(value_lines(values, {}, call))) if values else 0
     for position, table in enumerate(tables):
         room = max(budget - used, 0) // (len(tables) - position)
-        shown = _fit_rows(outputs, table, room, count, execution_id, values, more, rows)
+        by = ranked if ranked is not None and ranked[0] == table.owner and ranked[1] in table.columns else None
+        shown = _fit_rows(outputs, table, room, count, execution_id, values, more, rows, by)
         used += count("\n".join(shown))
     return WantValues(values, more, value_lines(values, more, call))
 
@@ -128,15 +133,18 @@ def _fit_rows(
     values: dict[str, Any],
     more: dict[str, dict[str, Any]],
     rows: int | None,
+    by: Ranking | None = None,
 ) -> list[str]:
     """The rows of one table that fit ``room`` (at least one, at most ``rows``), put into ``values``
-    (and ``more``)."""
+    (and ``more``); ``by`` (owner, column, highest first, rows) ranks them and keeps the first."""
     items = pick(outputs, table.owner)
     items = items if isinstance(items, list) else []
     reads = [read_path([*table.owner, 0, *column]) for column in table.columns]
     lines = [_header(format_path(list(table.owner)), [relative(c) for c in table.columns], len(items))]
     used = count(lines[0]) + 40  # and the paging line, when it comes
     columns: list[list[Any]] = [[] for _ in table.columns]
+    if by is not None:
+        return _ranked_rows(items, table, reads, by, execution_id, values, more, room - used, count)
     for item in items[:rows]:
         cells = [pick(item, column) for column in table.columns]
         row = _row(cells)
@@ -154,6 +162,67 @@ def _fit_rows(
         for read in reads:
             more[read] = {"shown": f"items 0-{shown - 1} of {len(items)}", "items": len(items), "next": arguments}
     return lines
+
+
+RANKED_CHARS = 200  # a ranked row's string cell shows this much: a few rows, read whole
+Ranking = tuple[tuple[Any, ...], tuple[Any, ...], bool, int]  # list, column in an item, highest first, rows
+
+
+def _ranked_column(order: tuple[str, bool, int] | None) -> Ranking | None:
+    """``order`` as (its list's segments, the column's segments in an item, highest first, rows)."""
+    if order is None:
+        return None
+    segments = tuple(parse_path(order[0]))
+    cut = next((i for i, segment in enumerate(segments) if segment == 0 and not isinstance(segment, bool)), -1)
+    return (segments[:cut], segments[cut + 1 :], order[1], order[2]) if cut >= 0 else None
+
+
+def _rank_key(value: Any) -> tuple[int, Any]:
+    """Numbers by value, then strings (ISO times sort as text); a missing value last either way."""
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        return (2, value)
+    return (1, str(value)) if isinstance(value, str) else (0, 0)
+
+
+def _ranked_rows(
+    items: list[Any],
+    table: Table,
+    reads: list[str],
+    by: Ranking,
+    execution_id: str,
+    values: dict[str, Any],
+    more: dict[str, dict[str, Any]],
+    room: int,
+    count: TokenCounter,
+) -> list[str]:
+    """The first items by ``by``'s column (as many as it asks and fit ``room``, at least one), each with
+    its index: ``values`` gets the columns in that order and ``more`` the ranking (``order``: the column,
+    the direction, the items' indices)."""
+    _, column, highest, wanted = by
+    present = [i for i, item in enumerate(items) if _rank_key(pick(item, column))[0]]
+    absent = [i for i in range(len(items)) if i not in set(present)]
+    ranked = sorted(present, key=lambda i: _rank_key(pick(items[i], column)), reverse=highest) + absent
+    chosen: list[int] = []
+    rows: list[str] = []
+    for index in ranked[:wanted]:
+        row = _ranked_row(index, [pick(items[index], each) for each in table.columns])
+        if chosen and count("\n".join([*rows, row])) > room:
+            break
+        chosen.append(index)
+        rows.append(row)
+    for read, each in zip(reads, table.columns, strict=True):
+        values[read] = [pick(items[i], each) for i in chosen]
+    sorted_by = read_path([*table.owner, 0, *column])
+    order = {"by": sorted_by, "highest_first": highest, "items": chosen}
+    arguments = {"execution_id": execution_id, "field_paths": reads}
+    shown = f"the {len(chosen)} {'highest' if highest else 'lowest'} by {relative(column)} of {len(items)}"
+    for read in reads:
+        more[read] = {"shown": shown, "items": len(items), "order": order, "next": arguments}
+    return rows  # value_lines writes them again, with the header and the line that reads on
+
+
+def _ranked_row(index: int, cells: Sequence[Any]) -> str:
+    return f"  [{index}] " + ",".join(cell(value, RANKED_CHARS) for value in cells)
 
 
 def _header(owner: str, columns: Sequence[str], total: int) -> str:
@@ -181,6 +250,13 @@ def value_lines(values: Mapping[str, Any], more: Mapping[str, Mapping[str, Any]]
         paged = more.get(reads[0]) or {}
         total = int(paged.get("items", len(columns[0])))
         names = [read[len(owner) + 3 :].lstrip(".") or "." for read in reads]
+        if "order" in paged:  # ranked: each row with its item's index, the whole list in order read on
+            order = paged["order"]
+            lines.append(_header(owner, ["[i]", *names], total) + f"; {paged['shown']}")
+            rows_ = zip(order["items"], *columns, strict=True)
+            lines.extend(_ranked_row(index, cells) for index, *cells in rows_)
+            lines.append(f"All {total:,} rows in their order: {call(dict(paged['next']))}")
+            continue
         lines.append(_header(owner, names, total))
         lines.extend(_row(cells) for cells in zip(*columns, strict=True))
         if "next" in paged:

@@ -18,7 +18,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from pflow_structure.render.output_text import compact
-from pflow_structure.service.want_choice import chosen_paths
+from pflow_structure.service.want_choice import chosen_paths, sort_order
 from pflow_structure.settings import Settings
 
 CHARS_PER_TOKEN = 16  # far above any rendering's characters per token (compact JSON has about 3)
@@ -68,6 +68,9 @@ def want_answer(
     execution_id = described["execution_id"]
     wanted = [path for path in described.get("wanted") or () if path in structure]
     shown = chosen_paths(structure, wanted, str(described.get("want") or ""), outputs)
+    order = sort_order(structure, shown, str(described.get("want") or ""))
+    if order is not None and order.path not in shown:
+        shown.append(order.path)
     mapped = want_map(
         structure, fields_of(structure), shown, _matched(structure, wanted, described.get("want")), count_tokens
     )
@@ -79,7 +82,14 @@ def want_answer(
 
     def build(room: int) -> dict[str, Any]:
         found = want_values(
-            outputs, shown, execution_id=execution_id, budget=room, count=count_tokens, call=call, rows=MAX_ROWS
+            outputs,
+            shown,
+            execution_id=execution_id,
+            budget=room,
+            count=count_tokens,
+            call=call,
+            rows=MAX_ROWS,
+            order=order,
         )
         answer: dict[str, Any] = {
             "execution_id": execution_id,

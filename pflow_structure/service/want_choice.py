@@ -10,7 +10,7 @@
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import Any, NamedTuple
 
 # Chosen on the tuned-on families only (benchmarks/want_eval.py --answers): more columns cost more in
 # wrong values than they save in reads; a third column answers a third more questions in one call.
@@ -269,3 +269,65 @@ def chosen_paths(
         if handle is not None:
             labels.insert(len(labels) - (label is not None), handle)
     return list(dict.fromkeys([*labels, *best]))
+
+
+# "the highest-scoring post", "the newest release": a superlative asks for the rows ranked, not all of them.
+HIGHEST = frozenset(
+    {"highest", "most", "top", "largest", "biggest", "greatest", "best"}
+)  # not "max": a name (max_size)
+LOWEST = frozenset({"lowest", "least", "smallest", "fewest", "cheapest", "shortest"})
+NEWEST = frozenset({"latest", "newest"})  # not "recently": "what did they do recently" lists them all
+OLDEST = frozenset({"oldest", "earliest"})
+
+
+class Order(NamedTuple):
+    """Rows ranked by one column (a template path), highest first unless ``descending`` is false."""
+
+    path: str
+    descending: bool
+    rows: int = 5  # "the highest": a few; "top 10", "the 3 largest": as many as it says
+
+
+def _timelike(path: str, entry: Mapping[str, Any]) -> bool:
+    from pflow_structure.filtering.tree import key_segments, normalise
+    from pflow_structure.filtering.vocabulary import TIME_NAMES, TIME_SUFFIXES
+
+    keys = key_segments(path)
+    name = normalise(keys[-1]) if keys else ""
+    return name.endswith(TIME_SUFFIXES) or name in TIME_NAMES or str(entry.get("hint", "")).startswith("epoch")
+
+
+def _numeric(entry: Mapping[str, Any]) -> bool:
+    kinds = set(str(entry.get("type", "")).split("|")) - {"null"}
+    return bool(kinds) and kinds <= {"int", "float"}
+
+
+def sort_order(structure: Mapping[str, Mapping[str, Any]], shown: Sequence[str], want: str) -> Order | None:
+    """The column a superlative of ``want`` ranks the rows by, among the ``shown`` columns of a list: a
+    number the word after it names ("highest-scoring": ``score``), else the first number shown; for
+    "newest", "oldest" the first time shown. None without a superlative or such a column."""
+    from pflow_structure.filtering.tree import key_segments
+    from pflow_structure.filtering.want import stem, term_matches, words
+
+    said = [word.lower() for word in words(want)]
+    found = next(((i, word) for i, word in enumerate(said) if word in HIGHEST | LOWEST | NEWEST | OLDEST), None)
+    if found is None:
+        return None
+    position, word = found
+    near = [w for w in said[max(position - 1, 0) : position + 2] if w.isdigit() and 0 < int(w) <= 100]
+    rows = int(near[0]) if near else Order._field_defaults["rows"]
+    columns = [path for path in shown if "[0]" in path and path in structure]
+    if word in NEWEST | OLDEST:
+        times = [path for path in columns if _timelike(path, structure[path])]
+        return Order(times[0], word in NEWEST, rows) if times else None
+    numbers = [path for path in columns if _numeric(structure[path])]
+    after = [stem(w) for w in said[position + 1 : position + 3]]
+
+    def names(path: str) -> bool:
+        return any(term_matches(term, key_segments(path)) >= WORD_MATCH for term in after)
+
+    named = [path for path in numbers if names(path)]
+    # "the most starred": a number of the records the word names, shown or not (it joins the columns)
+    unshown = [path for path in structure if "[0]" in path and _numeric(structure[path]) and names(path)]
+    chosen = (named or sorted(unshown, key=lambda path: path.count(".")) or numbers)[:1]
+    return Order(chosen[0], word in HIGHEST, rows) if chosen else None
