@@ -14,7 +14,7 @@ flags, and the structure gets a few tokens of them (structure/hints.py: ``int 0.
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from typing import Any, NamedTuple
 
 from pflow_structure.paths import parse_json_text
@@ -347,6 +347,23 @@ class Collector:
                 assert items is not None
                 if binary or not _observe_leaf(items, item):
                     self.observe(items, item, depth + 1, binary.get(index) if binary else None)
+
+    def observe_items(self, node: FieldStats, values: Iterable[Any], depth: int) -> None:
+        """:meth:`observe` of a list at ``depth`` (no bytes in it) given as its items, one at a time:
+        what the list itself would add, without holding it."""
+        node.count += 1
+        node.add_type("list")
+        if depth >= self.max_depth:
+            node.depth_cut = True
+            return
+        length = 0
+        for item in values:
+            if node.items is None:
+                node.items = FieldStats()
+            if not _observe_leaf(node.items, item):
+                self.observe(node.items, item, depth + 1, None)
+            length += 1
+        node.add_length(length)
 
 
 def _observe_leaf(node: FieldStats, value: Any) -> bool:
