@@ -184,3 +184,19 @@ def _peak_after_reset() -> int:
     Path("/proc/self/clear_refs").write_text("5", encoding="ascii")  # the peak starts again from now
     status = Path("/proc/self/status").read_text(encoding="ascii")
     return int(re.search(r"VmRSS:\s+(\d+) kB", status).group(1)) * 1024  # type: ignore[union-attr]
+
+
+def test_compact_longer_than_answers_as_the_whole_compact_text_does_around_its_length() -> None:
+    from pflow_structure.render.output_text import compact, compact_longer_than
+
+    values: list[Any] = [
+        [],
+        {"a": "é\u2028", "b": [1, 2.5, None, True]},
+        {"bad": "\ud800 x"},  # a lone surrogate: the compact text escapes it, longer than without
+        {"bytes": b"\x00\xff"},
+        json.loads(LISTS[0].read_text(encoding="utf-8")),
+    ]
+    for value in values:
+        length = len(compact(value))
+        for chars in (0, length // 2, length - 1, length, length + 1):
+            assert compact_longer_than(value, chars) == (length > chars), (value, chars)

@@ -332,12 +332,29 @@ class Collector:
         if isinstance(value, dict):
             node.dict_count += 1
             children = node.children
+            if binary:
+                for key, item in value.items():
+                    child = children.get(key)
+                    if child is None:
+                        child = children[key] = FieldStats()
+                    self.observe(child, item, depth + 1, binary.get(key))
+                return
             for key, item in value.items():
                 child = children.get(key)
                 if child is None:
                     child = children[key] = FieldStats()
-                if binary or not _observe_leaf(child, item):
-                    self.observe(child, item, depth + 1, binary.get(key) if binary else None)
+                # _observe_leaf written out: a record's fields are most of the values, and mostly leaves.
+                kind = _LEAF_KINDS.get(type(item))
+                if kind is None or (kind == "str" and item[:1] in _JSON_TEXT_FIRST):
+                    self.observe(child, item, depth + 1, None)
+                    continue
+                child.count += 1
+                types = child.types
+                types[kind] = types.get(kind, 0) + 1
+                if kind == "str":
+                    child.add_string(item)
+                elif kind != "null":
+                    child.add_scalar(item)
         else:
             node.add_length(len(value))
             if value and node.items is None:
