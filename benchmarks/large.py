@@ -190,11 +190,11 @@ def proxy_peak(env: dict[str, str], records: int) -> dict[str, Any]:
     match = re.search(r"exec-\d+-[0-9a-f]+", text)
     if not match:
         raise RuntimeError(f"the proxy did not cache the result: {text[:300]}")
-    wire = len(json.dumps(_records_like(records), indent=2))
+    wire = len(json.dumps(records_like(records), indent=2))
     return {"seconds": elapsed, "peak_bytes": peak, "wire_bytes": wire}
 
 
-def _records_like(count: int) -> list[dict[str, Any]]:
+def records_like(count: int) -> list[dict[str, Any]]:
     """The records tests/servers/faulty_mcp_server.py's ``big`` returns (for their size on the wire)."""
     return [
         {

@@ -8,7 +8,7 @@ from pflow_structure.records import NamedTuple
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from collections.abc import Sequence
+    from collections.abc import Callable, Iterable, Sequence
     from typing import Any
 
 FORMAT_VERSION = 1
@@ -37,6 +37,17 @@ class CacheEntry(NamedTuple):
 
     def age_hours(self, now: float) -> float:
         return (now - parse_timestamp(self.timestamp)) / 3600.0
+
+
+class StreamedList:
+    """A list in ``outputs`` that is written item by item as ``items()`` yields them, never held whole
+    (a large tool result's text, parsed one item at a time). The entry holds the same bytes as for the
+    list itself. ``items`` is called again when a write is tried again (another directory)."""
+
+    __slots__ = ("items",)
+
+    def __init__(self, items: Callable[[], Iterable[Any]]) -> None:
+        self.items = items
 
 
 def entry_document(entry: CacheEntry) -> dict[str, Any]:

@@ -24,7 +24,7 @@ import json
 import os
 from pathlib import Path
 
-from pflow_structure.cache.entry import CacheEntry, entry_document
+from pflow_structure.cache.entry import CacheEntry, StreamedList, entry_document
 from pflow_structure.cache.files import (
     ENTRY_SUFFIX,
     INDEX_SUFFIX,
@@ -38,7 +38,7 @@ from pflow_structure.errors import PathSyntaxError
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from collections.abc import Callable, Sequence
+    from collections.abc import Callable, Iterable, Sequence
     from typing import IO, Any
 
 __all__ = [
@@ -163,7 +163,9 @@ class _Writer:
 
     def node(self, value: Any, depth: int) -> Any:
         start = self.pos
-        if not _split_first(value, depth):
+        if type(value) is StreamedList:  # written as the list's own items would be (see _list)
+            value = value.items()
+        elif not _split_first(value, depth):
             data = self.dumps(value)
             if len(data) <= SPLIT_BYTES or not _splittable(value):
                 self.write(data)
@@ -184,7 +186,7 @@ class _Writer:
         self.write(b"}")
         return {"s": start, "e": self.pos, "k": keys}
 
-    def _list(self, value: list[Any], depth: int) -> dict[str, Any] | list[int]:
+    def _list(self, value: Iterable[Any], depth: int) -> dict[str, Any] | list[int]:
         start = self.pos
         starts: list[int] = []
         children: dict[str, Any] = {}

@@ -30,7 +30,7 @@ from typing import Any
 from pflow_structure.encoding.binary import restore_binary
 from pflow_structure.paths import ConcretePath
 
-__all__ = ["MAX_DEPTH", "OBJECT_DEPTH", "Encoded", "encode_value", "restore_binary"]
+__all__ = ["MAX_DEPTH", "OBJECT_DEPTH", "Encoded", "encode_value", "is_plain_json", "restore_binary"]
 
 _MAX_JSON_INT_BITS = 14_000  # about 4,200 decimal digits, under sys.get_int_max_str_digits()
 MAX_DEPTH = 64
@@ -53,7 +53,7 @@ def encode_value(value: Any, *, max_depth: int = MAX_DEPTH, object_depth: int = 
     >>> encode_value({"data": b"hi", "when": (1, 2)}).value
     {'data': 'aGk=', 'when': [1, 2]}
     """
-    if _is_plain_json(value, 0, max_depth):
+    if is_plain_json(value, 0, max_depth):
         return Encoded(value)  # already JSON-safe (a parsed JSON file): no copy, no notes
     encoder = _Encoder(max_depth, object_depth)
     result = encoder.encode(value, (), 0, 0)
@@ -64,7 +64,7 @@ def encode_value(value: Any, *, max_depth: int = MAX_DEPTH, object_depth: int = 
 _PLAIN_LEAVES = frozenset({str, bool, type(None)})
 
 
-def _is_plain_json(value: Any, depth: int, max_depth: int) -> bool:
+def is_plain_json(value: Any, depth: int = 0, max_depth: int = MAX_DEPTH) -> bool:
     """Whether ``value`` is already what :class:`_Encoder` would return, unchanged and without notes.
 
     Exact types only (a subclass may serialise differently), finite floats, ints that write as
@@ -84,12 +84,12 @@ def _is_plain_json(value: Any, depth: int, max_depth: int) -> bool:
         for key, item in value.items():
             if type(key) is not str:
                 return False
-            if type(item) not in _PLAIN_LEAVES and not _is_plain_json(item, depth, max_depth):
+            if type(item) not in _PLAIN_LEAVES and not is_plain_json(item, depth, max_depth):
                 return False
         return True
     if kind is list:
         for item in value:
-            if type(item) not in _PLAIN_LEAVES and not _is_plain_json(item, depth, max_depth):
+            if type(item) not in _PLAIN_LEAVES and not is_plain_json(item, depth, max_depth):
                 return False
         return True
     return False

@@ -10,9 +10,11 @@ standard library's. Without orjson everything goes through :mod:`json`.
 from __future__ import annotations
 
 import json
+import re
+from collections.abc import Iterator
 from typing import Any
 
-__all__ = ["ORJSON", "dumps", "loads", "parse_fast"]
+__all__ = ["ORJSON", "dumps", "list_items", "loads", "parse_fast"]
 
 try:  # an optional speed-up; the standard library gives the same values
     import orjson as _orjson
@@ -72,6 +74,49 @@ def _has_huge_float(value: Any) -> bool:
         elif (kind is dict or kind is list) and _has_huge_float(item):
             return True
     return False
+
+
+_SPACE = re.compile(r"[ \t\n\r]*")  # JSON's whitespace, no more
+_SCAN = json.JSONDecoder().scan_once  # type: ignore[attr-defined]  # the standard library's scanner: json.loads' answers
+
+
+def list_items(text: str, start: int = 0, end: int | None = None) -> Iterator[Any]:
+    """The items of the JSON list ``text[start:end]``, one at a time, each the value ``json.loads`` gives
+    it in the whole list; the list itself is never built (a 100 MB tool result costs one item at a time).
+
+    Raises ``ValueError`` when the text is not exactly one JSON list: the caller then parses it whole,
+    which says what is wrong as ``loads`` says it.
+
+    >>> list(list_items('[1, {"a": [2]}, "x"]'))
+    [1, {'a': [2]}, 'x']
+    """
+    end = len(text) if end is None else end
+    if not text.startswith("[", start):
+        raise ValueError("not a JSON list")
+    at = _skip_space(text, start + 1, end)
+    if text.startswith("]", at) and _skip_space(text, at + 1, end) == end:
+        return
+    while True:
+        try:
+            item, at = _SCAN(text, at)
+        except StopIteration:  # the scanner's "no value here" (a generator must not let it out)
+            raise ValueError("not a JSON list") from None
+        if at > end:
+            raise ValueError("not a JSON list")
+        yield item
+        at = _skip_space(text, at, end)
+        if text.startswith("]", at):
+            if _skip_space(text, at + 1, end) != end:
+                raise ValueError("not a JSON list")
+            return
+        if not text.startswith(",", at):
+            raise ValueError("not a JSON list")
+        at = _skip_space(text, at + 1, end)
+
+
+def _skip_space(text: str, at: int, end: int) -> int:
+    found = _SPACE.match(text, at, end)  # always matches (maybe nothing)
+    return found.end() if found else at
 
 
 def dumps(value: Any) -> bytes:

@@ -30,6 +30,19 @@ def compact(value: Any) -> str:
     return format_json(value, compact=True)
 
 
+def compact_longer_than(value: Any, chars: int) -> bool:
+    """``len(compact(value)) > chars``, reading only about ``chars`` characters of it: a 100 MB value is
+    not written whole to learn that it is long (the encoder's pieces are counted until they pass
+    ``chars``). Without escapes first: the text with them (a lone surrogate) is longer still."""
+    encoder = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), default=_json_default)
+    written = 0
+    for piece in encoder.iterencode(value):
+        written += len(piece)
+        if written > chars:
+            return True
+    return len(compact(value)) > chars
+
+
 def _json_default(value: Any) -> Any:
     if isinstance(value, (bytes, bytearray)):
         import base64

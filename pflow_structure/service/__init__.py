@@ -202,7 +202,9 @@ def capture_outputs(
         execution_id=execution_id,
         text_paths=text_paths,
     )
-    result, structure = _describe(
+    from pflow_structure.service.describing import describe_value
+
+    result, structure = describe_value(
         node_type,
         encoded.value,
         stored,
@@ -235,7 +237,9 @@ def describe_stored(
     beside the entry in ``cache`` when it can (a page of ``result[*].field`` counts the items lacking it);
     ``page`` when the output carries the API's paging markers (``params``: the call's, for its ``limit``),
     whatever the filter shows."""
-    return _describe(
+    from pflow_structure.service.describing import describe_value
+
+    return describe_value(
         node_type,
         value,
         stored,
@@ -247,78 +251,6 @@ def describe_stored(
         cache=cache,
         params=params,
     )[0]
-
-
-def _describe(
-    node_type: str,
-    value: Any,
-    stored: StoredExecutionLike,
-    binary_paths: Sequence[Sequence[str | int]],
-    notes: Sequence[str],
-    *,
-    settings: Settings,
-    all_fields: bool = False,
-    want: str | None = None,
-    cache: CacheBackend | None = None,
-    params: Mapping[str, Any] | None = None,
-) -> tuple[dict[str, Any], dict[str, Any]]:
-    """:func:`describe_stored`'s dict, and the whole structure it was filtered from."""
-    from pflow_structure.structure import infer_structure
-    from pflow_structure.structure.paging import paging_line
-    from pflow_structure.structure.presence import add_present_at
-
-    inferred = infer_structure(value, binary_paths=binary_paths, max_paths=settings.max_paths)
-    note = getattr(cache, "note_presence", None) if stored.cached else None
-    if note is not None:
-        fields = inferred.structure.items()
-        note(stored.execution_id, {path: [i.get("type"), i.get("present"), i.get("of")] for path, i in fields})
-    add_present_at(inferred.structure, value)  # "in 1 of 4" names the items: [2]
-    chosen = _filter(inferred, node_type, settings, all_fields, want)
-    result: dict[str, Any] = {
-        "execution_id": stored.execution_id,
-        "node_type": node_type,
-        "structure": chosen.structure,
-        "field_count": chosen.kept_fields if chosen.filtered else inferred.field_count,
-        "original_field_count": inferred.field_count,
-        "filtered": chosen.filtered,
-    }
-    page = paging_line(value, params)
-    if page:
-        result["page"] = page
-    if chosen.filtered:
-        result["filter"] = chosen.method
-        result["hidden_fields"] = max(0, inferred.field_count - chosen.kept_fields)
-        result["filter_note"] = f"{result['hidden_fields']} fields hidden: --all-fields (all_fields) lists them"
-        if chosen.hidden:
-            result["hidden"] = chosen.hidden
-    if chosen.wanted is not None:
-        result["want"], result["wanted"] = want, chosen.wanted
-    if inferred.omitted_paths and not chosen.filtered:
-        result["omitted_paths"] = inferred.omitted_paths
-    warnings = list(stored.warnings) + list(chosen.warnings) + _summarise(notes, stored.execution_id)
-    if not inferred.total_paths:
-        warnings.append(f"Node {node_type!r} wrote no outputs.")
-    if warnings:
-        result["warnings"] = warnings
-    return result, inferred.structure
-
-
-def _filter(inferred: Any, node_type: str, settings: Settings, all_fields: bool, want: str | None) -> Any:
-    from pflow_structure.filtering import filter_structure
-
-    options = settings.filter_options()
-    if options.mode in ("auto", "llm") and inferred.field_count > options.threshold and not all_fields:
-        # litellm fetches its model price map from the network at import unless told not to.
-        os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
-    return filter_structure(
-        inferred.structure,
-        inferred.field_count,
-        node_type,
-        options,
-        all_fields=all_fields,
-        signals=inferred.signals,
-        want=want,
-    )
 
 
 class _Stored:
@@ -358,17 +290,6 @@ def cached_structure(
     if all_fields and max_tokens is None:
         return described
     return structure_within_budget(described, answer_budget(max_tokens, settings))
-
-
-MAX_NOTES_SHOWN = 5
-
-
-def _summarise(notes: Sequence[str], execution_id: str) -> list[str]:
-    """At most a few encoding notes (a list of 2,000 objects with cycles makes 2,000 of them)."""
-    if len(notes) <= MAX_NOTES_SHOWN:
-        return list(notes)
-    rest = len(notes) - MAX_NOTES_SHOWN
-    return [*notes[:MAX_NOTES_SHOWN], f"... and {rest} more like these (all are in the cache entry {execution_id})"]
 
 
 def read_fields(

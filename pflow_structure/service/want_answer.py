@@ -17,7 +17,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from pflow_structure.render.output_text import compact
+from pflow_structure.render.output_text import compact, compact_longer_than
 from pflow_structure.service.want_choice import chosen_paths, sort_order
 from pflow_structure.settings import Settings
 
@@ -189,14 +189,20 @@ def data_answer(described: Mapping[str, Any], outputs: Any, style: str = "tool")
     return answer
 
 
-def view_tokens(view: Mapping[str, Any]) -> int:
-    """The tokens of the view an agent would get instead of the data (its CLI text, the smaller form)."""
+def view_tokens(view: Mapping[str, Any], *, bytes_only: bool = False) -> int:
+    """The tokens of the view an agent would get instead of the data (its CLI text, the smaller form);
+    ``bytes_only``: its UTF-8 bytes instead, which no count of tokens exceeds."""
     from pflow_structure.render.structure_text import render_structure_text
     from pflow_structure.render.tokens import count_tokens
 
+    count = _utf8_bytes if bytes_only else count_tokens
     if "values" in view:
-        return count_tokens(want_text(view))
-    return min(count_tokens(render_structure_text(view)), count_tokens(compact(view)))
+        return count(want_text(view))
+    return min(count(render_structure_text(view)), count(compact(view)))
+
+
+def _utf8_bytes(text: str) -> int:
+    return len(text.encode("utf-8", "surrogatepass"))
 
 
 def sized_answer(
@@ -218,9 +224,14 @@ def sized_answer(
     if described.get("wanted") is not None:
         budget = want_budget if want_budget is not None else settings.want_budget
         view = want_answer(described, outputs, structure, budget=budget, style=style)
-    limit = view_tokens(view) + (READ_ALLOWANCE if view is not described else 0)
+    allowance = READ_ALLOWANCE if view is not described else 0
+    # An o200k token is at least one byte: data this much longer than the view's bytes cannot come back under
+    # its tokens, and they are not counted (the vocabulary alone takes a quarter of a second to load).
+    if compact_longer_than(data_value(outputs), CHARS_PER_TOKEN * (view_tokens(view, bytes_only=True) + allowance)):
+        return dict(view) if view is not described else None
+    limit = view_tokens(view) + allowance
     # Compact JSON over this many characters a token cannot come back under the view: not rendered.
-    if len(compact(data_value(outputs))) <= CHARS_PER_TOKEN * limit:
+    if not compact_longer_than(data_value(outputs), CHARS_PER_TOKEN * limit):
         _, tokens = rendered_data(data_value(outputs), settings, str(described.get("node_type")))
         if tokens <= limit:
             return data_answer(described, outputs, style)

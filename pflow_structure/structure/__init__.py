@@ -11,7 +11,7 @@ data (versions, ids, file names) are summarised once under ``[*]``.
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from typing import Any, NamedTuple
 
 from pflow_structure.paths import WILDCARD, Segment, format_path, is_plain_key
@@ -68,9 +68,27 @@ def infer_structure(
     collector = Collector(max_depth, binary_paths)
     root = FieldStats()
     collector.observe(root, value, 0, collector.binary or None)
+    return _inferred(root, isinstance(value, dict), max_paths)
+
+
+def infer_result_items(
+    items: Iterable[Any], *, max_paths: int = DEFAULT_MAX_PATHS, max_depth: int = DEFAULT_MAX_DEPTH
+) -> InferredStructure:
+    """``infer_structure({"result": list(items)})``, observing the items one at a time as they come, so
+    that the list is never held whole (a large tool result parsed item by item)."""
+    collector = Collector(max_depth, ())
+    root = FieldStats()
+    root.count, root.types["dict"], root.dict_count = 1, 1, 1  # what observe() notes of {"result": ...}
+    result = root.children["result"] = FieldStats()
+    collector.observe_items(result, items, 1)
+    return _inferred(root, True, max_paths)
+
+
+def _inferred(root: FieldStats, outputs_dict: bool, max_paths: int) -> InferredStructure:
+    """The structure of what ``root`` observed (a dict of outputs, else a bare value listed as "result")."""
     records: list[_Record] = []
     shapes = _Shapes()
-    if isinstance(value, dict):
+    if outputs_dict:
         for key, child in root.children.items():
             _collect(child, (key,), root.dict_count, records, shapes)
     else:
@@ -332,4 +350,4 @@ def _cap(records: list[_Record], max_paths: int) -> list[_Record]:
     return kept
 
 
-__all__ = ["FieldSignals", "FieldStats", "InferredStructure", "classify", "infer_structure"]
+__all__ = ["FieldSignals", "FieldStats", "InferredStructure", "classify", "infer_result_items", "infer_structure"]

@@ -14,7 +14,7 @@ flags, and the structure gets a few tokens of them (structure/hints.py: ``int 0.
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from typing import Any, NamedTuple
 
 from pflow_structure.paths import parse_json_text
@@ -332,12 +332,29 @@ class Collector:
         if isinstance(value, dict):
             node.dict_count += 1
             children = node.children
+            if binary:
+                for key, item in value.items():
+                    child = children.get(key)
+                    if child is None:
+                        child = children[key] = FieldStats()
+                    self.observe(child, item, depth + 1, binary.get(key))
+                return
             for key, item in value.items():
                 child = children.get(key)
                 if child is None:
                     child = children[key] = FieldStats()
-                if binary or not _observe_leaf(child, item):
-                    self.observe(child, item, depth + 1, binary.get(key) if binary else None)
+                # _observe_leaf written out: a record's fields are most of the values, and mostly leaves.
+                kind = _LEAF_KINDS.get(type(item))
+                if kind is None or (kind == "str" and item[:1] in _JSON_TEXT_FIRST):
+                    self.observe(child, item, depth + 1, None)
+                    continue
+                child.count += 1
+                types = child.types
+                types[kind] = types.get(kind, 0) + 1
+                if kind == "str":
+                    child.add_string(item)
+                elif kind != "null":
+                    child.add_scalar(item)
         else:
             node.add_length(len(value))
             if value and node.items is None:
@@ -347,6 +364,23 @@ class Collector:
                 assert items is not None
                 if binary or not _observe_leaf(items, item):
                     self.observe(items, item, depth + 1, binary.get(index) if binary else None)
+
+    def observe_items(self, node: FieldStats, values: Iterable[Any], depth: int) -> None:
+        """:meth:`observe` of a list at ``depth`` (no bytes in it) given as its items, one at a time:
+        what the list itself would add, without holding it."""
+        node.count += 1
+        node.add_type("list")
+        if depth >= self.max_depth:
+            node.depth_cut = True
+            return
+        length = 0
+        for item in values:
+            if node.items is None:
+                node.items = FieldStats()
+            if not _observe_leaf(node.items, item):
+                self.observe(node.items, item, depth + 1, None)
+            length += 1
+        node.add_length(length)
 
 
 def _observe_leaf(node: FieldStats, value: Any) -> bool:

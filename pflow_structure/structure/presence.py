@@ -9,7 +9,7 @@ second list the count is over the inner items and an index of the outer one woul
 
 from __future__ import annotations
 
-from collections.abc import Mapping, MutableMapping
+from collections.abc import Iterable, Mapping, MutableMapping
 from typing import Any
 
 from pflow_structure.paths import parse_path
@@ -52,3 +52,30 @@ def add_present_at(structure: Mapping[str, MutableMapping[str, Any]], value: Any
         indices = _item_indices(value, tuple(parse_path(path)), limit)
         if indices:
             entry["present_at"] = indices
+
+
+def add_present_at_items(
+    structure: Mapping[str, MutableMapping[str, Any]], items: Iterable[Any], limit: int = FIRST_ITEMS
+) -> None:
+    """:func:`add_present_at` for ``{"result": list(items)}``, in one pass over the items as they come
+    (stopping once every field has its ``limit`` indices), so the list is never held whole."""
+    wanted: dict[str, tuple[Any, ...]] = {}
+    for path, entry in structure.items():
+        if "present" not in entry or "[0]" not in path:
+            continue
+        segments = tuple(parse_path(path))
+        later = segments[2:]
+        if segments[:2] == ("result", 0) and not any(segment == 0 and type(segment) is int for segment in later):
+            wanted[path] = later  # a field of the items themselves (below a second list: none, as above)
+    found: dict[str, list[int]] = {path: [] for path in wanted}
+    if not wanted:
+        return
+    for index, item in enumerate(items):
+        for path, keys in wanted.items():
+            if len(found[path]) < limit and _holds(item, keys):
+                found[path].append(index)
+        if all(len(indices) == limit for indices in found.values()):
+            break
+    for path, indices in found.items():
+        if indices:
+            structure[path]["present_at"] = indices

@@ -40,8 +40,8 @@ from pflow_structure.mcp.proxy.gateway import Gateway
 from pflow_structure.mcp.proxy.listing import Listing
 from pflow_structure.mcp.proxy.remote import Upstream
 from pflow_structure.mcp.proxy.repeats import Repeats
-from pflow_structure.mcp.proxy.selection import Selection, take_fields
-from pflow_structure.mcp.proxy.shaping import DEFAULT_BUDGET, pop_want, tool_schemas
+from pflow_structure.mcp.proxy.selection import Selection, pop_want, take_fields
+from pflow_structure.mcp.proxy.shaping import DEFAULT_BUDGET, tool_schemas
 from pflow_structure.mcp.proxy.toollist import listed_tools, our_tools, proxied_tool
 from pflow_structure.mcp.tools import EDIT_TOOL, READ_TOOL
 

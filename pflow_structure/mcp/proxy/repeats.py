@@ -38,6 +38,7 @@ MAX_CHANGES = 50  # more changed paths than this: most changed, the usual answer
 UNCHANGED = "Unchanged since {execution_id}: the same result as the last {tool} call with these arguments."
 CHANGED = "Changed since {old}: {count} {paths}; the whole new result is cached as {new}."
 SHAPED_KINDS = ("passed", "compacted", "formatted", "cached")
+_DIGEST_CHARS = 1 << 20
 
 
 class Repeats:
@@ -65,6 +66,9 @@ class Repeats:
             return _said(UNCHANGED.format(execution_id=last[0], tool=tool), result)
         shaped = shape(tool, arguments, result, **options)
         if shaped.kind not in SHAPED_KINDS or shaped.tokens_out <= WORTH_REMEMBERING:
+            return shaped
+        if shaped.execution_id is not None and last is None:  # cached, and nothing to compare: the value is not parsed
+            self._remember(key, shaped.execution_id, digest)
             return shaped
         value = _value(result)
         if value is None:
@@ -109,7 +113,11 @@ def result_digest(result: dict[str, Any]) -> str | None:
     digest = hashlib.sha256()
     for block in result.get("content", []):
         if block.get("type") == "text":
-            digest.update(b"text\x00" + str(block.get("text", "")).encode("utf-8", "surrogatepass") + b"\x00")
+            text = str(block.get("text", ""))
+            digest.update(b"text\x00")
+            for start in range(0, len(text), _DIGEST_CHARS):  # a megabyte at a time: no copy of a large text
+                digest.update(text[start : start + _DIGEST_CHARS].encode("utf-8", "surrogatepass"))
+            digest.update(b"\x00")
         else:
             digest.update(json.dumps(block, sort_keys=True, default=repr).encode("utf-8", "surrogatepass") + b"\x00")
     structured = result.get("structuredContent")

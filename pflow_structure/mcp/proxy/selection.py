@@ -1,4 +1,4 @@
-"""``_fields`` and ``_jq`` on every proxied tool: chosen values in the same call, the rest cached.
+"""``_want``, ``_fields`` and ``_jq`` on every proxied tool: chosen values in the same call, the rest cached.
 
 The proxy adds an optional argument ``_fields`` (paths, as ``read_fields`` takes them) to each tool
 of the server behind it, and takes it off the call before the server sees it. With it, the result
@@ -22,6 +22,7 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 from pflow_structure.errors import ParameterError
+from pflow_structure.mcp.proxy.shaping import WANT_ARGUMENT, WANT_DESCRIPTION, WANT_PREFIXED
 
 if TYPE_CHECKING:
     from pflow_structure.settings import Settings
@@ -124,3 +125,37 @@ def fields_result(
     if "_meta" in result:
         shaped["_meta"] = result["_meta"]
     return shaped
+
+
+def want_argument(schema: Any) -> str:
+    """The name of our ``want`` argument on a tool with this input schema."""
+    properties = schema.get("properties") if isinstance(schema, Mapping) else None
+    taken = isinstance(properties, Mapping) and WANT_ARGUMENT in properties
+    return WANT_PREFIXED if taken else WANT_ARGUMENT
+
+
+def with_want(tool: Mapping[str, Any]) -> dict[str, Any]:
+    """``tool`` as the proxy lists it: its input schema with our optional ``want`` string (named in the
+    description when it had to be prefixed); a tool whose schema is not an object schema is left alone."""
+    schema = tool.get("inputSchema")
+    if schema is None:
+        schema = {"type": "object"}
+    if not isinstance(schema, Mapping) or schema.get("type", "object") != "object":
+        return dict(tool)
+    name = want_argument(schema)
+    properties = dict(schema.get("properties") or {})
+    properties[name] = {"type": "string", "description": WANT_DESCRIPTION}
+    listed = {**tool, "inputSchema": {**schema, "properties": properties}}
+    if name != WANT_ARGUMENT:
+        listed["description"] = f"{tool.get('description') or ''}\n(pflow-structure: {name} is our want.)".strip()
+    return listed
+
+
+def pop_want(arguments: dict[str, Any], schema: Any) -> tuple[dict[str, Any], str | None]:
+    """(the arguments without our ``want``, its text): what goes downstream, and what steers the view.
+    A want that is not a string is sent on unchanged (it is not ours)."""
+    name = want_argument(schema)
+    want = arguments.get(name)
+    if not isinstance(want, str):
+        return arguments, None
+    return {key: value for key, value in arguments.items() if key != name}, want

@@ -251,10 +251,12 @@ def shape_result(
     fits: Callable[[str], bool] | None = None,
     keep_text: bool = False,
     cursor_argument: str = "",
+    store_text: Callable[[str, dict[str, Any], str], dict[str, Any] | None] | None = None,
 ) -> Shaped:
     """The answer the agent gets for one downstream result (see the module docstring); ``fits`` says
     whether a text is within what the client keeps (its bytes and lines), else it is cached too;
-    ``cursor_argument``: the tool's argument that takes a cursor, named on the page line when the result has one.
+    ``cursor_argument``: the tool's argument that takes a cursor, named on the page line when the result has one;
+    ``store_text``: ``store`` for a large text that is one JSON list, given the text unparsed (None: it declines).
 
     Raises :class:`MalformedJSONError` for broken JSON text, and whatever ``store`` or ``count``
     raise: the caller answers with the original result and logs the failure.
@@ -262,6 +264,11 @@ def shape_result(
     tokens_in = visible_tokens(result, count)
     if result.get("isError"):
         return Shaped(result, "passed", tokens_in, tokens_in)
+    if tokens_in > budget and store_text is not None and _one_json_text(result):
+        # A large JSON list is cached item by item, never parsed whole (None: it takes the usual way).
+        streamed = store_text(tool, arguments, result["content"][0]["text"])
+        if streamed is not None:  # a list has no cursor of its own: no next-page reference to add
+            return _cached(streamed, result, tokens_in, count, budget, read_tool, render)
     found = payload(result)
     if found is None:
         return Shaped(result, "passed", tokens_in, tokens_in)
@@ -297,6 +304,19 @@ def shape_result(
         if cursors:  # a reference the proxy resolves: the cursor never enters the context
             reference = f"${{{described['execution_id']}:{cursors[0][0]}}}"
             described = {**described, "page": described["page"] + f"; next page: {cursor_argument}={reference}"}
+    return _cached(described, result, tokens_in, count, budget, read_tool, render)
+
+
+def _cached(
+    described: dict[str, Any],
+    result: dict[str, Any],
+    tokens_in: int,
+    count: TokenCounter,
+    budget: int,
+    read_tool: str,
+    render: Renderer | None,
+) -> Shaped:
+    """The answer for a result just cached: its structure (or a want or data answer) as text."""
     note = _plain_note(result, count, budget)
     if "values" in described or "data" in described:  # a want answer, or data smaller than its structure
         text = sized_text(described, read_tool, render, note=note)
@@ -306,6 +326,15 @@ def shape_result(
     if "_meta" in result:
         shaped["_meta"] = result["_meta"]
     return Shaped(shaped, "cached", tokens_in, count(text), described["execution_id"])
+
+
+def _one_json_text(result: dict[str, Any]) -> bool:
+    """One text block that starts like JSON, and no structuredContent: the text is the whole value."""
+    content = result.get("content", [])
+    if len(content) != 1 or content[0].get("type") != "text" or result.get("structuredContent") is not None:
+        return False
+    text = content[0].get("text")
+    return isinstance(text, str) and bool(_JSON_START.match(text))
 
 
 def _visible_text(result: dict[str, Any]) -> str:
@@ -337,16 +366,28 @@ def shape_and_store(
     limited = answer_counter(None, settings)  # a client that cuts by bytes or lines: those count too
 
     def store(tool_name: str, args: dict[str, Any], value: Any) -> dict[str, Any]:
-        from pflow_structure.service.answers import structure_within_budget
-        from pflow_structure.service.want_answer import sized_answer
-
         text = [["result"]] if is_text_lines(result, value) else []
         captured = capture_outputs(
             f"mcp:{tool_name}", args, {"result": value}, settings=settings, text_paths=text, want=want
         )
-        sized = sized_answer(captured.result, captured.outputs, captured.structure, settings=settings)
+        return sized_or_structure(captured.result, captured.outputs, captured.structure)
+
+    def store_text(tool_name: str, args: dict[str, Any], text: str) -> dict[str, Any] | None:
+        from pflow_structure.service.streaming import capture_list_text
+
+        streamed = capture_list_text(f"mcp:{tool_name}", args, text, settings=settings, want=want)
+        if streamed is None:
+            return None
+        return sized_or_structure(streamed.result, streamed.outputs, streamed.structure)
+
+    def sized_or_structure(described: dict[str, Any], outputs: Any, structure: dict[str, Any]) -> dict[str, Any]:
+        from pflow_structure.service.answers import structure_within_budget
+        from pflow_structure.service.want_answer import sized_answer
+
+        # outputs is None only for a list far larger than any view: never a data answer.
+        sized = None if outputs is None else sized_answer(described, outputs, structure, settings=settings)
         # The tree text is smaller still than the dict structure_within_budget measures.
-        return sized if sized is not None else structure_within_budget(captured.result, settings.answer_budget, limited)
+        return sized if sized is not None else structure_within_budget(described, settings.answer_budget, limited)
 
     def count(text: str) -> int:
         # Exact up to a few megabytes; beyond that only "over the budget" matters.
@@ -375,46 +416,13 @@ def shape_and_store(
         keep_text=settings.keep_upstream_text,
         fits=fits,
         cursor_argument=cursor_argument(schema),
+        store_text=store_text,
     )
 
 
 WANT_ARGUMENT = "_want"
 WANT_PREFIXED = "_pflow_structure_want"  # when the tool has a ``_want`` of its own
 WANT_DESCRIPTION = "Values you need, in words"  # short: paid on every tool of every list (the instructions say more)
-
-
-def want_argument(schema: Any) -> str:
-    """The name of our ``want`` argument on a tool with this input schema."""
-    properties = schema.get("properties") if isinstance(schema, Mapping) else None
-    taken = isinstance(properties, Mapping) and WANT_ARGUMENT in properties
-    return WANT_PREFIXED if taken else WANT_ARGUMENT
-
-
-def with_want(tool: Mapping[str, Any]) -> dict[str, Any]:
-    """``tool`` as the proxy lists it: its input schema with our optional ``want`` string (named in the
-    description when it had to be prefixed); a tool whose schema is not an object schema is left alone."""
-    schema = tool.get("inputSchema")
-    if schema is None:
-        schema = {"type": "object"}
-    if not isinstance(schema, Mapping) or schema.get("type", "object") != "object":
-        return dict(tool)
-    name = want_argument(schema)
-    properties = dict(schema.get("properties") or {})
-    properties[name] = {"type": "string", "description": WANT_DESCRIPTION}
-    listed = {**tool, "inputSchema": {**schema, "properties": properties}}
-    if name != WANT_ARGUMENT:
-        listed["description"] = f"{tool.get('description') or ''}\n(pflow-structure: {name} is our want.)".strip()
-    return listed
-
-
-def pop_want(arguments: dict[str, Any], schema: Any) -> tuple[dict[str, Any], str | None]:
-    """(the arguments without our ``want``, its text): what goes downstream, and what steers the view.
-    A want that is not a string is sent on unchanged (it is not ours)."""
-    name = want_argument(schema)
-    want = arguments.get(name)
-    if not isinstance(want, str):
-        return arguments, None
-    return {key: value for key, value in arguments.items() if key != name}, want
 
 
 def tool_schemas(listing: Mapping[str, Any]) -> dict[str, Any]:

@@ -89,7 +89,10 @@ def encode(message: dict[str, Any]) -> bytes:
         return (_dumps(message, ascii_only=True) + "\n").encode("ascii")
 
 
-def decode(line: bytes | bytearray) -> dict[str, Any] | None:
+LARGE_LINE = 1 << 20  # a line this long is decoded to text, and its bytes let go, before it is parsed
+
+
+def decode(line: bytes | bytearray | str) -> dict[str, Any] | None:
     """A line as a message; None for a blank line or one that is not a JSON object (a server's
     stray output: the SDK's clients skip it too)."""
     if not line.strip():
@@ -99,6 +102,18 @@ def decode(line: bytes | bytearray) -> dict[str, Any] | None:
     except ValueError:
         return None
     return found if isinstance(found, dict) else None
+
+
+def as_text(line: bytearray) -> bytearray | str:
+    """A large line as the text ``json.loads`` decodes it to (the same encoding rules), so that the caller
+    can let its bytes go before parsing: ``json.loads`` of the bytes holds both the bytes and their text,
+    and then the parsed message too (a 100 MB tool result three times). A short line stays bytes."""
+    if len(line) < LARGE_LINE:
+        return line
+    try:
+        return line.decode(json.detect_encoding(line), "surrogatepass")
+    except UnicodeDecodeError:
+        return line  # json.loads says what is wrong with it (decode: not a message)
 
 
 HEAD = 4096  # bytes of each end of an over-long line kept to find its id
@@ -219,8 +234,9 @@ async def _split(read1: Any, limit: int) -> AsyncIterator[bytearray | TooLong]:
     """The lines (and dropped over-long lines) of a byte stream, ``read1`` returning b"" at its end."""
     splitter = _Splitter(limit)
     while chunk := await read1(CHUNK):
-        for line in splitter.feed(chunk):
-            yield line
+        lines = splitter.feed(chunk)
+        while lines:  # each line handed on, not kept here: a large one is freed once its reader decoded it
+            yield lines.pop(0)
     for line in splitter.rest():
         yield line
 
@@ -238,7 +254,10 @@ async def _lines(read1: Any, sink: Any, limit: int | None = None) -> None:
                     if line.id is not None and not line.request:  # the request waiting for it gets an error
                         await sink.send(_error(line.id, text, -32603))
                     continue  # a request of the server's, dropped: it gets no answer, as on a lost line
-                message = decode(line)
+                decoded = as_text(line)
+                del line  # a large line's bytes freed here, before it is parsed
+                message = decode(decoded)
+                del decoded  # not held while the message is handled (a large result is shaped meanwhile)
                 if message is not None:
                     await sink.send(message)
 
@@ -361,7 +380,10 @@ async def own_stdio() -> AsyncIterator[tuple[Any, Any]]:
                         elif line.id is not None:  # the client's answer to the server: an error instead
                             await incoming_send.send(_error(line.id, text, -32603))
                         continue
-                    message = decode(line)
+                    decoded = as_text(line)
+                    del line
+                    message = decode(decoded)
+                    del decoded
                     if message is not None:
                         await incoming_send.send(message)
 

@@ -312,7 +312,6 @@ def _error(text: str) -> dict[str, Any]:
 def proxied_tool(tool: Mapping[str, Any]) -> dict[str, Any]:
     """``tool`` as ``--tools full`` lists it: ``_want``, ``_fields`` and ``_jq`` added, no output schema (a
     structure answer would not match it)."""
-    from pflow_structure.mcp.proxy.selection import with_fields_argument
-    from pflow_structure.mcp.proxy.shaping import with_want
+    from pflow_structure.mcp.proxy.selection import with_fields_argument, with_want
 
     return with_fields_argument(with_want({key: value for key, value in tool.items() if key != "outputSchema"}))
