@@ -315,3 +315,20 @@ def test_jq_is_taken_off_before_the_call_goes_downstream() -> None:
 
     answer = json.loads(texts(in_session([*PROXY, "--", *ECHO], work))[0])
     assert answer["values"] == {".result": ['ARGS {"text":"hi"}']}  # what the server was sent (text, as lines): no _jq
+
+
+def test_a_jq_expression_that_misses_the_top_key_is_told_where_to_start() -> None:
+    from pflow_structure.errors import JqRunError
+    from pflow_structure.paths.jq import run_jq
+
+    value = {"result": {"data": {"children": [{"title": "a"}]}}}
+    with pytest.raises(JqRunError) as raised:
+        run_jq("[.data.children[] | .title]", value)
+    assert str(raised.value) == (
+        "the jq expression failed while it ran: Cannot iterate over null (null). "
+        "The input's top has .result: start from there (.result | [.data.children[] | .title])"
+    )
+    with pytest.raises(JqRunError) as raised:
+        run_jq(".[0]", {"result": [1]})
+    assert str(raised.value).endswith("The input's top has .result: start from there (.result[0])")
+    assert run_jq(".result[0]", {"result": [1]}) == [1]

@@ -159,8 +159,24 @@ def run_jq(
             "(limit(n; ...), first(...), .[:n]); repeat, range, recurse and while without a bound never end"
         ) from None
     if done.returncode != 0:
-        raise JqRunError(_failure(done, max_results, max_output_bytes, memory))
+        raise JqRunError(_failure(done, max_results, max_output_bytes, memory) + _root_hint(expression, value))
     return [loads(line) for line in done.stdout.splitlines()]
+
+
+_FIRST_KEY = re.compile(r"^[\s(\[{]*\.(\[|[A-Za-z_][A-Za-z0-9_]*)")  # the key (or index) an expression starts from
+
+
+def _root_hint(expression: str, value: Any) -> str:
+    """When the expression starts from a key (or an index) the input's top does not have (``.data`` or
+    ``.[0]`` where the input is ``{"result": ...}``): which keys it has, so the fix is one edit."""
+    found = _FIRST_KEY.match(expression)
+    if not isinstance(value, dict) or not value or found is None or found[1] in value:
+        return ""
+    root = next(iter(value))
+    keys = ", ".join(f".{key}" for key in list(value)[:5])
+    text = expression.strip()
+    fixed = f".{root}{text[1:] if text.startswith('.[') else text}" if text.startswith(".") else f".{root} | {text}"
+    return f". The input's top has {keys}: start from there ({fixed})"
 
 
 def _failure(done: CompletedProcess[bytes], max_results: int, max_bytes: int, memory: int) -> str:
