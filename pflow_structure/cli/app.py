@@ -63,8 +63,9 @@ _JSON_NUMBER = re.compile(r"-?(?:0|[1-9][0-9]*)(?:\.[0-9]+)?(?:[eE][+-]?[0-9]+)?
 @click.option(
     "--want",
     metavar="TEXT",
-    help='Plain words for what you need ("who wrote each issue, is it open"): the values of the fields they name, '
-    "then a short map of the rest (--max-tokens bounds it, default 1500).",
+    help='Your question in plain words ("who wrote each issue, is it open"): the values of the fields it names, '
+    'then a short map of the rest (--max-tokens bounds it, default 1500); "the highest score", "the 3 newest" '
+    "rank the rows.",
 )
 @click.option(
     "--structure",
