@@ -264,3 +264,17 @@ def test_sigterm_stops_the_proxy_and_a_server_that_ignores_its_closed_stdin(tmp_
     finally:
         process.kill()
     assert_gone(server_pid, "the server outlived the proxy")
+
+
+def test_an_interrupt_inside_a_task_group_is_still_an_interrupt() -> None:
+    # SIGTERM raises KeyboardInterrupt in whatever runs; inside a task it reaches run() in an exception
+    # group, which once made the proxy exit 1 with a traceback instead of 143 (seen under load in CI).
+    from pflow_structure.mcp.proxy.run import _interrupts_only
+
+    if sys.version_info >= (3, 11):
+        group: Any = BaseExceptionGroup  # noqa: F821 (a builtin from 3.11)
+    else:
+        from exceptiongroup import BaseExceptionGroup as group
+    assert _interrupts_only(group("tasks", [KeyboardInterrupt(), group("inner", [KeyboardInterrupt()])]))
+    assert not _interrupts_only(group("tasks", [KeyboardInterrupt(), ValueError("x")]))
+    assert not _interrupts_only(ValueError("x"))

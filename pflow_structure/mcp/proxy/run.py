@@ -163,7 +163,9 @@ def run(
     except (DownstreamError, StructureError) as exc:  # a start-up failure, already answered to initialize
         failure = exc
         interrupted = False
-    except KeyboardInterrupt:
+    except BaseException as exc:  # Ctrl-C or SIGTERM; inside a task it comes wrapped in an exception group
+        if not _interrupts_only(exc):
+            raise
         print(f"pflow-structure proxy: {'terminated' if terminated.seen else 'interrupted'}", file=sys.stderr)
         interrupted = True
     else:
@@ -179,6 +181,14 @@ def run(
         os._exit(128 + (signal.SIGTERM if terminated.seen else signal.SIGINT))
     if failure is not None:
         leave(str(failure))
+
+
+def _interrupts_only(exc: BaseException) -> bool:
+    """Whether ``exc`` is a KeyboardInterrupt, or a group (from a task group) of nothing else."""
+    if isinstance(exc, KeyboardInterrupt):
+        return True
+    inner = getattr(exc, "exceptions", None)
+    return isinstance(inner, tuple) and bool(inner) and all(_interrupts_only(each) for each in inner)
 
 
 def refuse_and_leave(text: str) -> NoReturn:
