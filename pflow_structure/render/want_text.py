@@ -89,6 +89,8 @@ def want_map(
     ]  # an innermost container with nothing more to read is not worth naming
     for container in telling[:MAX_CONTAINERS]:
         others = sum(1 for field in rest if _inside(field, container))
+        if container not in innermost and "list" not in str(structure[container].get("type")) and len(telling) > 1:
+            continue  # "result dict" beside its inner containers says nothing they do not
         parts.append(_describe(container, structure[container], others, container in innermost))
         named[container] = dict(structure[container])
     left = len(telling) - MAX_CONTAINERS
