@@ -182,6 +182,8 @@ def record_label(
     :data:`SELF_LABELS` field, else one of a part of it (an object with no key of another entity:
     ``profile.name``, ``attributes.title``, ``Spec.Name``; any object of a record that is only a
     wrapper, ``data.title``), else (``handles``) its number, key or id."""
+    from pflow_structure.paths import parse_path
+
     own = children.get(owner, {})
 
     def text(path: str | None) -> bool:
@@ -195,10 +197,7 @@ def record_label(
         return found
     plain = [path for path in own.values() if _is_value(structure[path], path)]
     parts = [
-        children.get((*owner, segment), {})
-        for path in own.values()
-        if "dict" in str(structure[path].get("type")) and "[" not in path[len(format_owner(owner)) :]
-        for segment in [path_key(path)]
+        children.get(tuple(parse_path(path)), {}) for path in own.values() if "dict" in str(structure[path].get("type"))
     ]
     nested = [keys for keys in parts if len(plain) <= 2 or not REFERENCES & set(keys)]
     for name in SELF_LABELS:
@@ -225,18 +224,6 @@ def _short_handle(structure: Mapping[str, Mapping[str, Any]], own: Mapping[str, 
             return path
         return None
     return None
-
-
-def format_owner(owner: tuple[Any, ...]) -> str:
-    from pflow_structure.paths import format_path
-
-    return format_path(list(owner))
-
-
-def path_key(path: str) -> Any:
-    from pflow_structure.paths import parse_path
-
-    return parse_path(path)[-1]
 
 
 def _fitting(ranked: Sequence[str]) -> list[str]:
