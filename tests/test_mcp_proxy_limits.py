@@ -266,6 +266,37 @@ def test_sigterm_stops_the_proxy_and_a_server_that_ignores_its_closed_stdin(tmp_
     assert_gone(server_pid, "the server outlived the proxy")
 
 
+@pytest.mark.skipif(sys.version_info < (3, 11), reason="asyncio.run installs its own SIGINT handler from 3.11")
+def test_sigterm_inside_asyncio_run_hands_over_to_asyncio_s_own_handler() -> None:
+    # asyncio's handler is functools.partial(Runner._on_sigint, ...): a check for the bound method alone
+    # never matched, so SIGTERM raised KeyboardInterrupt inside whatever task ran, and 3.13 logged it as
+    # "unhandled exception during asyncio.run() shutdown" (CI, stop 41). Handed over, it returns here and
+    # asyncio cancels the main task, then raises KeyboardInterrupt from asyncio.run.
+    import asyncio
+
+    from pflow_structure.mcp.proxy.run import _TerminateAsInterrupt
+
+    terminate = _TerminateAsInterrupt()
+    reached: list[str] = []
+
+    async def main() -> None:
+        terminate._handle(signal.SIGTERM, None)
+        reached.append("returned")
+        try:
+            await asyncio.sleep(30)
+        except asyncio.CancelledError:
+            reached.append("cancelled")
+            raise
+
+    try:
+        with pytest.raises(KeyboardInterrupt):
+            asyncio.run(main())
+    finally:
+        terminate.restore()
+    assert reached == ["returned", "cancelled"]
+    assert terminate.seen
+
+
 def test_an_interrupt_inside_a_task_group_is_still_an_interrupt() -> None:
     # SIGTERM raises KeyboardInterrupt in whatever runs; inside a task it reaches run() in an exception
     # group, which once made the proxy exit 1 with a traceback instead of 143 (seen under load in CI).

@@ -223,7 +223,8 @@ class _TerminateAsInterrupt:
         self.seen = True
         handler = signal.getsignal(signal.SIGINT)
         runner = getattr(sys.modules.get("asyncio"), "Runner", None)  # 3.11+: asyncio.run installs its handler
-        if callable(handler) and getattr(handler, "__func__", None) is getattr(runner, "_on_sigint", object()):
+        method = getattr(handler, "func", handler)  # asyncio installs functools.partial(self._on_sigint, ...)
+        if callable(handler) and getattr(method, "__func__", None) is getattr(runner, "_on_sigint", object()):
             # asyncio's own (3.11+): it cancels the main task and raises KeyboardInterrupt once the loop has
             # wound down. Raised here, inside a task, the loop would log it as unhandled on its way out.
             handler(signal.SIGINT, frame)
