@@ -358,3 +358,42 @@ def test_a_ranked_answer_shows_the_top_rows_with_their_index_and_reads_on_in_ord
     assert lines[1] == "result[*] (30 items): [i], id, title, score; the 5 highest by score of 30"
     assert lines[2] == f"  [{top[0]}] {top[0]},post {top[0]},{posts[top[0]]['score']}"
     assert lines[7].startswith("All 30 rows in their order: pflow-structure read-fields exec-")
+
+
+def _lines(outputs: Any, paths: list[str], budget: int = 2000) -> Any:
+    return want_values(outputs, paths, execution_id="exec-1-abc", budget=budget, count=count_tokens, call=str)
+
+
+def test_a_column_alike_in_every_row_is_one_line_above_the_table_and_whole_in_values() -> None:
+    playlist = "PLOU2XLYxmsIKpaV8h0AGE05so0fAwwfTw"
+    outputs = {"result": [{"title": f"talk {n}", "playlist": playlist, "due": None} for n in range(12)]}
+    shown = _lines(outputs, ["result[0].title", "result[0].playlist", "result[0].due"])
+    assert shown.lines[:4] == [
+        f"result[*].playlist: {playlist} (in every row shown)",
+        "result[*].due: null (in every row shown)",
+        "result[*] (12 items): title",
+        "  talk 0",
+    ]
+    assert sum(playlist in line for line in shown.lines) == 1
+    # The dict (JSON, MCP) still holds every row's cell: the text alone is shorter.
+    assert shown.values["result[*].playlist"] == [playlist] * 12
+    assert shown.values["result[*].due"] == [None] * 12
+
+
+def test_a_column_stays_in_the_rows_when_once_would_cost_more_or_nothing_else_varies() -> None:
+    short = {"result": [{"title": f"talk {n}", "ok": True} for n in range(3)]}
+    # three cells of "true" cost less than a line that names the path
+    assert _lines(short, ["result[0].title", "result[0].ok"]).lines[0] == "result[*] (3 items): title, ok"
+    two = {"result": [{"title": f"talk {n}", "playlist": "PLOU2XLYxmsIKpaV8h0AGE05so0fAwwfTw"} for n in range(2)]}
+    assert _lines(two, ["result[0].title", "result[0].playlist"]).lines[0] == "result[*] (2 items): title, playlist"
+    same = {"result": [{"kind": "youtube#playlistItem", "etag": "abc"} for _ in range(5)]}
+    assert _lines(same, ["result[0].kind", "result[0].etag"]).lines[0] == "result[*] (5 items): kind, etag"
+
+
+def test_alike_columns_leave_room_for_more_rows_in_the_same_budget() -> None:
+    playlist = "PLOU2XLYxmsIKpaV8h0AGE05so0fAwwfTw"
+    outputs = {"result": [{"title": f"talk {n}", "playlist": playlist} for n in range(60)]}
+    alike = len(_lines(outputs, ["result[0].title", "result[0].playlist"], budget=200).values["result[*].title"])
+    varied = {"result": [{"title": f"talk {n}", "playlist": f"{playlist}{n}"} for n in range(60)]}
+    differ = len(_lines(varied, ["result[0].title", "result[0].playlist"], budget=200).values["result[*].title"])
+    assert alike > 2 * differ

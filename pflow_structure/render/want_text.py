@@ -129,7 +129,9 @@ def want_answer_text(answer: Mapping[str, Any], call: CallText, structure_call: 
     values = answer.get("values") or {}
     if values:
         lines = [f"{answer['execution_id']}: values your words match (columns are paths):"]
-        lines.extend(value_lines(values, answer.get("_more") or {}, call))
+        from pflow_structure.render.tokens import count_tokens
+
+        lines.extend(value_lines(values, answer.get("_more") or {}, call, count_tokens))
     elif answer.get("wanted"):  # matches that hold no single value (objects, lists): named in the map
         lines = [f"{answer['execution_id']}: your words match the fields named below; read-fields reads them."]
     else:

@@ -115,13 +115,13 @@ def want_values(
     ranked = _ranked_column(order)
     values: dict[str, Any] = {format_path(list(segments)): pick(outputs, segments) for segments in plain}
     more: dict[str, dict[str, Any]] = {}
-    used = count("\n".join(value_lines(values, {}, call))) if values else 0
+    used = count("\n".join(value_lines(values, {}, call, count))) if values else 0
     for position, table in enumerate(tables):
         room = max(budget - used, 0) // (len(tables) - position)
         by = ranked if ranked is not None and ranked[0] == table.owner and ranked[1] in table.columns else None
         shown = _fit_rows(outputs, table, room, count, execution_id, values, more, rows, by)
         used += count("\n".join(shown))
-    return WantValues(values, more, value_lines(values, more, call))
+    return WantValues(values, more, value_lines(values, more, call, count))
 
 
 def _fit_rows(
@@ -145,9 +145,12 @@ def _fit_rows(
     columns: list[list[Any]] = [[] for _ in table.columns]
     if by is not None:
         return _ranked_rows(items, table, reads, by, execution_id, values, more, room - used, count)
+    # A column alike in every item is written once (value_lines): the rows are counted without it.
+    alike = _alike([[pick(item, column) for item in items] for column in table.columns], reads, count)
+    varies = [not same for same in alike]
     for item in items[:rows]:
         cells = [pick(item, column) for column in table.columns]
-        row = _row(cells)
+        row = _row([value for value, keep in zip(cells, varies, strict=True) if keep])
         cost = count(row) + 1
         if used + cost > room and len(lines) > 1:
             break
@@ -233,10 +236,13 @@ def _row(cells: Sequence[Any]) -> str:
     return "  " + ",".join(cell(value) for value in cells)
 
 
-def value_lines(values: Mapping[str, Any], more: Mapping[str, Mapping[str, Any]], call: CallText) -> list[str]:
+def value_lines(
+    values: Mapping[str, Any], more: Mapping[str, Mapping[str, Any]], call: CallText, count: TokenCounter
+) -> list[str]:
     """The text of ``values`` (read path -> value, as :func:`want_values` makes them): a ``path: value``
     line for a path without ``[*]``, and a table of rows for the ``[*]`` paths of each list, with the
-    line that pages on when ``more`` says the rows were cut."""
+    line that pages on when ``more`` says the rows were cut; a column alike in every row is one line
+    above its table when that costs fewer tokens (``count``) than its cells."""
     lines: list[str] = []
     tables: dict[str, list[str]] = {}
     for path, value in values.items():
@@ -257,12 +263,35 @@ def value_lines(values: Mapping[str, Any], more: Mapping[str, Mapping[str, Any]]
             lines.extend(_ranked_row(index, cells) for index, *cells in rows_)
             lines.append(f"All {total:,} rows in their order: {call(dict(paged['next']))}")
             continue
-        lines.append(_header(owner, names, total))
-        lines.extend(_row(cells) for cells in zip(*columns, strict=True))
+        same = _alike(columns, reads, count)
+        lines.extend(f"{read}: {cell(column[0])}{ALIKE}" for read, column, s in zip(reads, columns, same) if s)
+        lines.append(_header(owner, [n for n, s in zip(names, same, strict=True) if not s], total))
+        lines.extend(_row([c for c, s in zip(cells, same, strict=True) if not s]) for cells in zip(*columns, strict=True))
         if "next" in paged:
             shown = len(columns[0])
             lines.append(f"Rows 0-{shown - 1} of {total:,} shown; read on: {call(dict(paged['next']))}")
     return lines
+
+
+ALIKE_ROWS = 3  # a column the same in at least this many rows is written once, above the table
+
+
+ALIKE = " (in every row shown)"
+
+
+def _alike(columns: Sequence[Sequence[Any]], reads: Sequence[str], count: TokenCounter) -> list[bool]:
+    """Which columns hold one value in every row (``playlistId``, ``due_at: null``): written once, not
+    per row, when at least one other column varies and the line is shorter than the cells it saves."""
+
+    def once(column: Sequence[Any], read: str) -> bool:
+        if len(column) < ALIKE_ROWS or any(value != column[0] for value in column):
+            return False
+        text = cell(column[0])
+        return len(column) * (count(text) + 1) > count(f"{read}: {text}{ALIKE}") + 1
+
+    if not any(any(value != column[0] for value in column) for column in columns):
+        return [False] * len(columns)  # nothing varies: the rows are the answer
+    return [once(column, read) for column, read in zip(columns, reads, strict=True)]
 
 
 def covered(shown: Mapping[str, Any], path: str) -> bool:
