@@ -397,3 +397,72 @@ def test_alike_columns_leave_room_for_more_rows_in_the_same_budget() -> None:
     varied = {"result": [{"title": f"talk {n}", "playlist": f"{playlist}{n}"} for n in range(60)]}
     differ = len(_lines(varied, ["result[0].title", "result[0].playlist"], budget=200).values["result[*].title"])
     assert alike > 2 * differ
+
+
+def _tickets(count: int, pending: set[int]) -> list[dict[str, Any]]:
+    return [
+        {"id": 100 + n, "subject": f"printer jam on floor {n}", "status": "pending" if n in pending else "new"}
+        for n in range(count)
+    ]
+
+
+def test_a_word_that_names_a_value_picks_the_rows_that_hold_it_with_their_index() -> None:
+    from pflow_structure.service.want_choice import holds
+
+    outputs = {"result": _tickets(30, {4, 17})}
+    shown = want_values(
+        outputs, ["result[0].id", "result[0].subject", "result[0].status"], execution_id="exec-1-abc", budget=1500,
+        count=count_tokens, call=lambda arguments: "ALL " + " ".join(arguments["field_paths"]),
+        where=("result[0].status", lambda value: holds(value, frozenset({"pend"}))),
+    )  # fmt: skip
+    assert shown.lines == [
+        "result[*] (30 items): [i], id, subject, status; the 2 of 30 whose status is pending",
+        "  [4] 104,printer jam on floor 4,pending",
+        "  [17] 117,printer jam on floor 17,pending",
+        "All 30 rows: ALL result[*].id result[*].subject result[*].status",
+    ]
+    assert shown.values["result[*].id"] == [104, 117]
+    assert shown.more["result[*].id"]["where"] == {"by": "result[*].status", "values": ["pending"], "items": [4, 17]}
+
+
+def test_rows_are_not_picked_from_a_short_list_or_when_most_rows_hold_the_value() -> None:
+    from pflow_structure.service.want_choice import holds
+
+    def rows(outputs: Any) -> int:
+        return len(want_values(
+            outputs, ["result[0].id", "result[0].status"], execution_id="exec-1-abc", budget=1500,
+            count=count_tokens, call=str, where=("result[0].status", lambda value: holds(value, frozenset({"pend"}))),
+        ).values["result[*].id"])  # fmt: skip
+
+    assert rows({"result": _tickets(9, {4})}) == 9  # under ten items: all of them, they cost little
+    assert rows({"result": _tickets(30, set(range(16)))}) == 30  # more than half hold it: no pick
+    assert rows({"result": _tickets(30, set())}) == 30  # none holds it
+    assert rows({"result": _tickets(30, set(range(15)))}) == 15
+
+
+def test_the_value_word_of_the_want_chooses_the_column_and_each_or_all_turns_picking_off() -> None:
+    from pflow_structure.service.want_choice import Where, holds, row_filter
+    from pflow_structure.structure import infer_structure
+
+    outputs = {"result": _tickets(30, {4})}
+    structure = infer_structure(outputs).structure
+    paths = ["result[0].id", "result[0].subject", "result[0].status"]
+    assert row_filter(outputs, structure, paths, "which ticket is pending") == Where(
+        "result[0].status", frozenset({"pend"})
+    )
+    assert row_filter(outputs, structure, paths, "status of each ticket, is it pending") is None
+    assert row_filter(outputs, structure, paths, "ticket subjects") is None
+    assert holds("LOCKED_OUT", frozenset({"lock"})) and not holds("ACTIVE", frozenset({"lock"}))
+    assert not holds(None, frozenset({"lock"}))
+
+
+def test_run_want_answers_which_one_is_pending_with_that_row(tmp_path: Path) -> None:
+    path = tmp_path / "tickets.json"
+    path.write_text(json.dumps({"count": 6040, "tickets": _tickets(50, {0})}), encoding="utf-8")
+    outcome = invoke("run", "read-json", f"path={path}", "--want", "total count, which ticket is pending")
+    lines = outcome.stdout.splitlines()
+    assert "result.count: 6040" in lines
+    start = lines.index(next(line for line in lines if line.startswith("result.tickets[*] (50 items)")))
+    assert lines[start].endswith("; the 1 of 50 whose status is pending")
+    assert lines[start + 1] == "  [0] 100,printer jam on floor 0,pending"
+    assert lines[start + 2].startswith("All 50 rows: pflow-structure read-fields exec-")

@@ -69,7 +69,7 @@ def test_a_large_file_read_with_want_answers_the_matching_values_and_a_map() -> 
 
     with_want, without = in_session([*PROXY, "--", *command], work)
     lines = texts(with_want)[0].splitlines()
-    assert re.fullmatch(r"exec-\d+-[0-9a-f]{8}: values your words match \(columns are paths\):", lines[0])
+    assert re.fullmatch(r"exec-\d+-[0-9a-f]{8}: matching values \(columns are paths\):", lines[0])
     # The label and number of each issue lead its row; "open" meets the state's values (open, closed).
     header = "result[*] (100 items): number, title, state, milestone.open_issues, user.login"
     assert lines[1:3] == [header, "  150,Different results from Betamax vs Requests,closed,null,facetoe"]

@@ -2,7 +2,7 @@
 
 ::
 
-    exec-1763463202-0cd0c8fe: values your words match (columns are paths):
+    exec-1763463202-0cd0c8fe: matching values (columns are paths):
     result[*] (100 items): number, user.login
       101,alice
     Rest: result list, 100 items, each 58 more fields; your words also match: result[*].assignee, .closed_by
@@ -128,7 +128,7 @@ def want_answer_text(answer: Mapping[str, Any], call: CallText, structure_call: 
     """The text of a want answer dict (:func:`pflow_structure.service.want_answer.want_answer`)."""
     values = answer.get("values") or {}
     if values:
-        lines = [f"{answer['execution_id']}: values your words match (columns are paths):"]
+        lines = [f"{answer['execution_id']}: matching values (columns are paths):"]
         from pflow_structure.render.tokens import count_tokens
 
         lines.extend(value_lines(values, answer.get("_more") or {}, call, count_tokens))

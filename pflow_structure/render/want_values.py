@@ -107,18 +107,27 @@ def want_values(
     call: CallText,
     rows: int | None = None,
     order: tuple[str, bool, int] | None = None,
+    where: tuple[str, Callable[[Any], bool]] | None = None,
 ) -> WantValues:
     """The values at ``paths`` (template paths of ``outputs``) within ``budget`` tokens (and at most
     ``rows`` rows a list), and their lines; ``order`` (a column's template path, highest first or
-    not, how many rows) ranks its list's rows and shows the first of them."""
+    not, how many rows) ranks its list's rows and shows the first of them; ``where`` (a column's
+    template path, a test of its cell) shows only the rows whose cell passes, when some do and some not."""
     plain, tables = group(paths)
     ranked = _ranked_column(order)
+    picked = _ranked_column((where[0], True, 0)) if where is not None else None
     values: dict[str, Any] = {format_path(list(segments)): pick(outputs, segments) for segments in plain}
     more: dict[str, dict[str, Any]] = {}
     used = count("\n".join(value_lines(values, {}, call, count))) if values else 0
     for position, table in enumerate(tables):
         room = max(budget - used, 0) // (len(tables) - position)
         by = ranked if ranked is not None and ranked[0] == table.owner and ranked[1] in table.columns else None
+        if by is None and where is not None and picked is not None and picked[0] == table.owner:
+            chosen = _picked(outputs, table, picked[1], where[1])
+            if chosen is not None:
+                shown = _where_rows(outputs, table, chosen, picked[1], execution_id, values, more, room, count)
+                used += count("\n".join(shown))
+                continue
         shown = _fit_rows(outputs, table, room, count, execution_id, values, more, rows, by)
         used += count("\n".join(shown))
     return WantValues(values, more, value_lines(values, more, call, count))
@@ -224,6 +233,57 @@ def _ranked_rows(
     return rows  # value_lines writes them again, with the header and the line that reads on
 
 
+def _picked(outputs: Any, table: Table, column: tuple[Any, ...], test: Callable[[Any], bool]) -> list[int] | None:
+    """The indices of the items whose ``column`` passes ``test``; None when none does, when more than
+    :data:`PICK_SHARE` do, or when the list is shorter than :data:`PICK_ITEMS`."""
+    items = pick(outputs, table.owner)
+    items = items if isinstance(items, list) else []
+    if len(items) < PICK_ITEMS:
+        return None  # a short list reads whole for little more
+    chosen = [index for index, item in enumerate(items) if test(pick(item, column))]
+    return chosen if 0 < len(chosen) <= len(items) * PICK_SHARE else None
+
+
+PICK_ITEMS = 10  # rows are picked by a value from lists this long
+PICK_SHARE = 0.5  # when at most this share of the rows holds it
+
+
+def _where_rows(
+    outputs: Any,
+    table: Table,
+    chosen: list[int],
+    column: tuple[Any, ...],
+    execution_id: str,
+    values: dict[str, Any],
+    more: dict[str, dict[str, Any]],
+    room: int,
+    count: TokenCounter,
+) -> list[str]:
+    """The rows of the ``chosen`` items (as many as fit ``room``, at least one), each with its index:
+    ``values`` gets their columns and ``more`` the pick (``where``: the column, its values shown, the
+    items' indices) and the call that reads every row."""
+    items = pick(outputs, table.owner)
+    reads = [read_path([*table.owner, 0, *each]) for each in table.columns]
+    shown: list[int] = []
+    rows: list[str] = []
+    for index in chosen:
+        row = _ranked_row(index, [pick(items[index], each) for each in table.columns])
+        if shown and count("\n".join([*rows, row])) > room:
+            break
+        shown.append(index)
+        rows.append(row)
+    for read, each in zip(reads, table.columns, strict=True):
+        values[read] = [pick(items[i], each) for i in shown]
+    said = sorted({str(pick(items[i], column)) for i in chosen})
+    where = {"by": read_path([*table.owner, 0, *column]), "values": said, "items": shown}
+    cut = f"{len(shown)} shown of " if len(shown) < len(chosen) else ""
+    about = f"the {cut}{len(chosen)} of {len(items)} whose {relative(column)} is {' or '.join(said)}"
+    arguments = {"execution_id": execution_id, "field_paths": reads}
+    for read in reads:
+        more[read] = {"shown": about, "items": len(items), "where": where, "next": arguments}
+    return rows
+
+
 def _ranked_row(index: int, cells: Sequence[Any]) -> str:
     return f"  [{index}] " + ",".join(cell(value, RANKED_CHARS) for value in cells)
 
@@ -256,17 +316,20 @@ def value_lines(
         paged = more.get(reads[0]) or {}
         total = int(paged.get("items", len(columns[0])))
         names = [read[len(owner) + 3 :].lstrip(".") or "." for read in reads]
-        if "order" in paged:  # ranked: each row with its item's index, the whole list in order read on
-            order = paged["order"]
+        if "order" in paged or "where" in paged:  # ranked or picked: each row with its item's index
             lines.append(_header(owner, ["[i]", *names], total) + f"; {paged['shown']}")
-            rows_ = zip(order["items"], *columns, strict=True)
+            rows_ = zip((paged.get("order") or paged["where"])["items"], *columns, strict=True)
             lines.extend(_ranked_row(index, cells) for index, *cells in rows_)
-            lines.append(f"All {total:,} rows in their order: {call(dict(paged['next']))}")
+            in_order = " in their order" if "order" in paged else ""
+            lines.append(f"All {total:,} rows{in_order}: {call(dict(paged['next']))}")
             continue
         same = _alike(columns, reads, count)
-        lines.extend(f"{read}: {cell(column[0])}{ALIKE}" for read, column, s in zip(reads, columns, same) if s)
+        once = zip(reads, columns, same, strict=True)
+        lines.extend(f"{read}: {cell(column[0])}{ALIKE}" for read, column, alike in once if alike)
         lines.append(_header(owner, [n for n, s in zip(names, same, strict=True) if not s], total))
-        lines.extend(_row([c for c, s in zip(cells, same, strict=True) if not s]) for cells in zip(*columns, strict=True))
+        lines.extend(
+            _row([c for c, s in zip(cells, same, strict=True) if not s]) for cells in zip(*columns, strict=True)
+        )
         if "next" in paged:
             shown = len(columns[0])
             lines.append(f"Rows 0-{shown - 1} of {total:,} shown; read on: {call(dict(paged['next']))}")

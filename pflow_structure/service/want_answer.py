@@ -18,7 +18,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from pflow_structure.render.output_text import compact, compact_longer_than
-from pflow_structure.service.want_choice import chosen_paths, sort_order
+from pflow_structure.service.want_choice import chosen_paths, holds, row_filter, sort_order
 from pflow_structure.settings import Settings
 
 CHARS_PER_TOKEN = 16  # far above any rendering's characters per token (compact JSON has about 3)
@@ -71,6 +71,7 @@ def want_answer(
     order = sort_order(structure, shown, str(described.get("want") or ""))
     if order is not None and order.path not in shown:
         shown.append(order.path)
+    where = row_filter(outputs, structure, shown, str(described.get("want") or "")) if order is None else None
     mapped = want_map(
         structure, fields_of(structure), shown, _matched(structure, wanted, described.get("want")), count_tokens
     )
@@ -90,6 +91,7 @@ def want_answer(
             call=call,
             rows=MAX_ROWS,
             order=order,
+            where=(where.path, lambda value: holds(value, where.stems)) if where is not None else None,
         )
         answer: dict[str, Any] = {
             "execution_id": execution_id,

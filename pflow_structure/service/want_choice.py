@@ -318,3 +318,37 @@ def sort_order(structure: Mapping[str, Mapping[str, Any]], shown: Sequence[str],
     unshown = [path for path in structure if "[0]" in path and _numeric(structure[path]) and names(path)]
     chosen = (named or sorted(unshown, key=lambda path: path.count(".")) or numbers)[:1]
     return Order(chosen[0], word in HIGHEST, rows) if chosen else None
+
+
+class Where(NamedTuple):
+    """Rows picked by one column's values (a template path): those whose value holds a word of ``stems``
+    ("which one is pending": ``status`` is ``pending``)."""
+
+    path: str
+    stems: frozenset[str]
+
+
+def row_filter(
+    outputs: Any, structure: Mapping[str, Mapping[str, Any]], shown: Sequence[str], want: str
+) -> Where | None:
+    """The column of a list among ``shown`` whose few values a word of ``want`` names, and those words;
+    None when no word names a value of such a column, or when the want asks for each or all."""
+    from pflow_structure.filtering.want import want_terms, words
+
+    if {"each", "every", "all"} & set(words(want.lower())):
+        return None  # "on which node does each task run": every row
+    columns = [path for path in shown if "[0]" in path and path in structure]
+    said = value_words(outputs, structure, columns)
+    terms = set(want_terms(want))
+    for path in columns:
+        stems = terms & said.get(path, set())
+        if stems:
+            return Where(path, frozenset(stems))
+    return None
+
+
+def holds(value: Any, stems: frozenset[str]) -> bool:
+    """Whether a cell's words meet ``stems`` (``LOCKED_OUT`` holds "locked")."""
+    from pflow_structure.filtering.want import stem, words
+
+    return isinstance(value, str) and any(stem(word) in stems for word in words(value.lower()))
