@@ -36,6 +36,12 @@ def test_terms_are_stems_of_the_words_that_can_name_a_field() -> None:
     assert [stem(word) for word in ("titles", "created", "create", "statuses")] == ["titl", "creat", "creat", "status"]
 
 
+def test_from_and_to_before_a_question_word_name_the_sender_and_the_recipient() -> None:
+    assert want_terms("Which calls happened, from whom to whom?") == ("call", "happen", "from", "to")
+    assert want_terms("sent to which number") == ("sent", "to", "number")
+    assert want_terms("the data from the server, sent to them") == ("server", "sent")
+
+
 @pytest.mark.parametrize(
     ("want", "keys"),
     [

@@ -161,11 +161,18 @@ def stem(word: str) -> str:
 _STEMMED_MEANINGS: tuple[frozenset[str], ...] = tuple(frozenset(stem(word) for word in group) for group in MEANINGS)
 
 
+# "from whom", "to which number": the sender and the recipient, fields named by the word itself.
+DIRECTIONS = frozenset({"from", "to"})
+ASKING = frozenset({"who", "whom", "which", "what", "where"})
+
+
 def want_terms(text: str) -> tuple[str, ...]:
-    """The stems of the words of ``text`` that can name a field (stopwords left out), in order."""
+    """The stems of the words of ``text`` that can name a field (stopwords left out, but for "from" and
+    "to" before a question word: "from whom to whom"), in order."""
     seen: dict[str, None] = {}
-    for word in words(text):
-        if word not in STOPWORDS:
+    said = words(text)
+    for word, after in zip(said, [*said[1:], ""], strict=True):
+        if word not in STOPWORDS or (word in DIRECTIONS and after in ASKING):
             seen[stem(word)] = None
     return tuple(seen)
 
