@@ -466,3 +466,20 @@ def test_run_want_answers_which_one_is_pending_with_that_row(tmp_path: Path) -> 
     assert lines[start].endswith("; the 1 of 50 whose status is pending")
     assert lines[start + 1] == "  [0] 100,printer jam on floor 0,pending"
     assert lines[start + 2].startswith("All 50 rows: pflow-structure read-fields exec-")
+
+
+def test_why_leads_with_the_reason_before_the_fields_the_other_words_name() -> None:
+    from pflow_structure.service.want_choice import by_word
+    from pflow_structure.structure import infer_structure
+
+    dispute = {
+        "result": {
+            "reason": "fraudulent",
+            "payment_intent": "pi_1",
+            "evidence": {"customer_name": "Jane Doe", "refund_refusal_explanation": None},
+        }
+    }
+    structure = infer_structure(dispute).structure
+    wanted = ["result.evidence.customer_name", "result.payment_intent", "result.reason"]
+    assert by_word(structure, wanted, "Why did the customer dispute this payment?")[0] == "result.reason"
+    assert by_word(structure, wanted, "customer and payment")[0] == "result.evidence.customer_name"

@@ -107,6 +107,13 @@ def _whole_key(term: str, keys: Sequence[str]) -> bool:
     return bool(keys) and (whole(keys[-1]) or (len(keys) > 1 and whole(keys[-2]) and keys[-1] in SELF_LABELS))
 
 
+# A question word that asks for the answer itself: its best field by meaning leads ("why did the customer
+# dispute": ``reason``, not ``customer_name``), where another word leads only with a field it names. "who"
+# and "when" are left out: many fields mean a person or a time, and leading with one cost tokens on the
+# tuned-on families (benchmarks/want_eval.py --answers).
+ASKS = frozenset({"why"})
+
+
 def by_word(
     structure: Mapping[str, Mapping[str, Any]], wanted: Sequence[str], want: str, outputs: Any = None
 ) -> list[str]:
@@ -139,7 +146,7 @@ def by_word(
             for path in pool
         ]
         best = max(scored, default=(0.0, 0, False, 0, ""))
-        if best[0] >= WORD_MATCH and best[-1] not in first:
+        if best[0] >= (MEANING if term in ASKS else WORD_MATCH) and best[-1] not in first:
             first.append(best[-1])
     # A field only a record noun matches ("issue" in ``milestone.open_issues``) comes after the others.
     others = [term for term in want_terms(want) if term not in nouns]
