@@ -36,6 +36,11 @@ def test_terms_are_stems_of_the_words_that_can_name_a_field() -> None:
     assert [stem(word) for word in ("titles", "created", "create", "statuses")] == ["titl", "creat", "creat", "status"]
 
 
+def test_a_contraction_leaves_no_one_letter_word() -> None:
+    assert want_terms("What's the order total, and is it paid yet?") == ("order", "total", "paid")
+    assert want_terms("the user’s email; why didn't it run") == ("user", "email", "why", "run")
+
+
 def test_from_and_to_before_a_question_word_name_the_sender_and_the_recipient() -> None:
     assert want_terms("Which calls happened, from whom to whom?") == ("call", "happen", "from", "to")
     assert want_terms("sent to which number") == ("sent", "to", "number")

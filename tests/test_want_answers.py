@@ -483,3 +483,27 @@ def test_why_leads_with_the_reason_before_the_fields_the_other_words_name() -> N
     wanted = ["result.evidence.customer_name", "result.payment_intent", "result.reason"]
     assert by_word(structure, wanted, "Why did the customer dispute this payment?")[0] == "result.reason"
     assert by_word(structure, wanted, "customer and payment")[0] == "result.evidence.customer_name"
+
+
+def test_a_word_no_field_names_leads_with_its_one_field_by_meaning() -> None:
+    from pflow_structure.service.want_choice import by_word
+    from pflow_structure.structure import infer_structure
+
+    call = {
+        "result": {
+            "parent_call_sid": "CA1",
+            "start_time": "Fri, 18 Oct 2019 17:02:00 +0000",
+            "end_time": "Fri, 18 Oct 2019 17:03:00 +0000",
+            "queue_time": "1000",
+            "price": "-0.200",
+            "duration": "4",
+        }
+    }
+    structure = infer_structure(call).structure
+    wanted = ["result.parent_call_sid", "result.end_time", "result.start_time", "result.queue_time", "result.price"]
+    order = by_word(structure, wanted, "what did the call cost?")
+    # "cost" names no field; "price" is the one field it means, and it comes before the ones that only
+    # happen to be listed first
+    assert order[:2] == ["result.parent_call_sid", "result.price"]
+    # "when" means every time of the record: no single one leads for it
+    assert by_word(structure, wanted, "when was the call?")[:2] == ["result.parent_call_sid", "result.end_time"]

@@ -161,6 +161,8 @@ def stem(word: str) -> str:
 _STEMMED_MEANINGS: tuple[frozenset[str], ...] = tuple(frozenset(stem(word) for word in group) for group in MEANINGS)
 
 
+_CONTRACTION = re.compile(r"n['’]t\b|['’](?:s|re|ll|d|ve|m)\b", re.IGNORECASE)  # "what's", "don't": no "s", "t"
+
 # "from whom", "to which number": the sender and the recipient, fields named by the word itself.
 DIRECTIONS = frozenset({"from", "to"})
 ASKING = frozenset({"who", "whom", "which", "what", "where"})
@@ -170,7 +172,7 @@ def want_terms(text: str) -> tuple[str, ...]:
     """The stems of the words of ``text`` that can name a field (stopwords left out, but for "from" and
     "to" before a question word: "from whom to whom"), in order."""
     seen: dict[str, None] = {}
-    said = words(text)
+    said = words(_CONTRACTION.sub("", text))
     for word, after in zip(said, [*said[1:], ""], strict=True):
         if word not in STOPWORDS or (word in DIRECTIONS and after in ASKING):
             seen[stem(word)] = None

@@ -107,6 +107,8 @@ def _whole_key(term: str, keys: Sequence[str]) -> bool:
     return bool(keys) and (whole(keys[-1]) or (len(keys) > 1 and whole(keys[-2]) and keys[-1] in SELF_LABELS))
 
 
+FEW_MEANT = 2  # a word leads with its best field by meaning only when at most this many fields mean it
+
 # A question word that asks for the answer itself: its best field by meaning leads ("why did the customer
 # dispute": ``reason``, not ``customer_name``), where another word leads only with a field it names. "who"
 # and "when" are left out: many fields mean a person or a time, and leading with one cost tokens on the
@@ -148,10 +150,24 @@ def by_word(
         best = max(scored, default=(0.0, 0, False, 0, ""))
         if best[0] >= (MEANING if term in ASKS else WORD_MATCH) and best[-1] not in first:
             first.append(best[-1])
-    # A field only a record noun matches ("issue" in ``milestone.open_issues``) comes after the others.
+    # Then each other word's best field by meaning ("how long": ``duration``; "cost": ``price``), the one the
+    # filter ranked higher first among equals: one field a word, before fields that meet several words weakly.
+    named = {term for term in want_terms(want) if any(score(path, term) >= WORD_MATCH for path in pool)}
     others = [term for term in want_terms(want) if term not in nouns]
-    # The rest by how many of the other words they meet ("who opened": ``user.login`` meets both).
     meets = {path: [score(path, term) for term in others] for path in values}
+    for term in others:
+        if term in named:
+            continue
+        scored_m = [
+            (score(path, term), -len(keys[path]), -rank.get(path, len(rank)), path)
+            for path in values
+            if path not in first
+        ]
+        meant = [entry for entry in scored_m if entry[0] >= MEANING]
+        if 0 < len(meant) <= FEW_MEANT:
+            first.append(max(meant)[-1])
+    # A field only a record noun matches ("issue" in ``milestone.open_issues``) comes after the others;
+    # the rest by how many of the other words they meet ("who opened": ``user.login`` meets both).
     by_others = sorted(
         (path for path in values if max(meets[path], default=0.0) >= MEANING), key=lambda p: -sum(meets[p])
     )
