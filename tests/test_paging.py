@@ -36,7 +36,16 @@ def test_a_next_link_under_links_names_its_nested_path() -> None:
 
 
 def test_google_next_page_token_is_shown_whole_when_short() -> None:
-    assert _line(DATA / "youtube" / "playlist_items_paged_1.json") == "nextPageToken=CAoQAA"
+    # its total sits in pageInfo, beside the list it counts (pageInfo.totalResults 13, 10 items)
+    assert _line(DATA / "youtube" / "playlist_items_paged_1.json") == "nextPageToken=CAoQAA; 10 of 13"
+
+
+def test_a_total_in_a_page_info_dict_counts_the_list_beside_it_not_its_own_absent_lists() -> None:
+    assert paging_line({"items": [1, 2, 3], "meta": {"total": 9, "per_page": 3}}) == "3 of 9"
+    assert paging_line({"items": [1, 2, 3], "paging": {"totalItems": 9}}) == "3 of 9"
+    assert paging_line({"items": [1, 2, 3], "meta": {"total": 9}}) == ""  # a plain total only beside a paging key
+    assert paging_line({"items": [1, 2, 3], "pageInfo": {"totalResults": 3}}) == ""  # the whole list is here
+    assert paging_line({"pageInfo": {"totalResults": 13}}) == ""  # no list to count
 
 
 def test_hubspot_has_more_flag() -> None:

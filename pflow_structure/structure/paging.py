@@ -15,7 +15,7 @@ structure), in the dicts above the data (lists are not entered: an item's ``next
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any, NamedTuple
 
 from pflow_structure.paths import format_path, parse_path
@@ -71,15 +71,18 @@ def find_paging(value: Any, params: Mapping[str, Any] | None = None) -> Paging:
     markers: list[str] = []
     counts: list[str] = []
     visited = 0
-    stack: list[tuple[Any, str, int]] = [(value, "", 0)]
+    stack: list[tuple[Any, str, int, list[int]]] = [(value, "", 0, [])]
     while stack and visited < MAX_DICTS:
-        node, path, depth = stack.pop(0)
+        node, path, depth, beside = stack.pop(0)
         visited += 1
-        found, count = _markers(node, path, cursors)
+        found, count = _markers(node, path, cursors, beside)
         markers.extend(found)
         counts.extend(count)
         if depth < MAX_DEPTH:
-            stack.extend((child, _join(path, key), depth + 1) for key, child in node.items() if isinstance(child, dict))
+            own = [len(item) for item in node.values() if isinstance(item, list)]
+            stack.extend(
+                (child, _join(path, key), depth + 1, own) for key, child in node.items() if isinstance(child, dict)
+            )
     limit_count = _limit_count(value, params or {})
     if not counts and limit_count:
         counts.append(limit_count)
@@ -87,8 +90,12 @@ def find_paging(value: Any, params: Mapping[str, Any] | None = None) -> Paging:
     return Paging(line, cursors)
 
 
-def _markers(node: dict[str, Any], path: str, cursors: list[tuple[str, str]]) -> tuple[list[str], list[str]]:
-    """One dict's markers that say more (``key=value``), and its ``N of TOTAL``; its cursors added to ``cursors``."""
+def _markers(
+    node: dict[str, Any], path: str, cursors: list[tuple[str, str]], beside: Sequence[int] = ()
+) -> tuple[list[str], list[str]]:
+    """One dict's markers that say more (``key=value``), and its ``N of TOTAL``; its cursors added to
+    ``cursors``. A dict without lists counts those of the dict that holds it (``beside``: YouTube's
+    ``pageInfo.totalResults`` 13 beside 10 ``items``)."""
     norms = {key: _norm(key) for key in node if isinstance(key, str)}
     last = any(
         (n in _FLAGS_MORE and node[k] is False) or (n in _FLAGS_LAST and node[k] is True) for k, n in norms.items()
@@ -103,7 +110,7 @@ def _markers(node: dict[str, Any], path: str, cursors: list[tuple[str, str]]) ->
             cursors.append((_join(path, key), str(item)))
         elif not last and norm in _LINKS and _link(item):
             found.append(_shown(key, _link(item), path))
-    lists = [len(item) for item in node.values() if isinstance(item, list)]
+    lists = [len(item) for item in node.values() if isinstance(item, list)] or list(beside)
     # A plain "total" may be money (Stripe) or bytes (Zoom): it counts items only beside a paging key.
     paged = bool(found) or any(n in _PAGE_KEYS for n in norms.values())
     closed = last or any(n in _LINKS and node[k] is None for k, n in norms.items())  # "next": null
