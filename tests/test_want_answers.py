@@ -507,3 +507,18 @@ def test_a_word_no_field_names_leads_with_its_one_field_by_meaning() -> None:
     assert order[:2] == ["result.parent_call_sid", "result.price"]
     # "when" means every time of the record: no single one leads for it
     assert by_word(structure, wanted, "when was the call?")[:2] == ["result.parent_call_sid", "result.end_time"]
+
+
+def test_picked_rows_past_the_budget_say_how_many_of_the_picked_are_shown() -> None:
+    from pflow_structure.service.want_choice import holds
+
+    outputs = {"result": _tickets(30, set(range(0, 28, 2)))}  # 14 of 30 pending
+    shown = want_values(
+        outputs, ["result[0].id", "result[0].subject", "result[0].status"], execution_id="exec-1-abc", budget=80,
+        count=count_tokens, call=lambda arguments: "ALL",
+        where=("result[0].status", lambda value: holds(value, frozenset({"pend"}))),
+    )  # fmt: skip
+    rows = len(shown.values["result[*].id"])
+    assert 0 < rows < 14
+    assert shown.lines[0].endswith(f"; the first {rows} of the 14 (of 30) whose status is pending")
+    assert shown.more["result[*].id"]["where"]["items"] == list(range(0, 2 * rows, 2))

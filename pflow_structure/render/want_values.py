@@ -214,16 +214,7 @@ def _ranked_rows(
     present = [i for i, item in enumerate(items) if _rank_key(pick(item, column))[0]]
     absent = [i for i in range(len(items)) if i not in set(present)]
     ranked = sorted(present, key=lambda i: _rank_key(pick(items[i], column)), reverse=highest) + absent
-    chosen: list[int] = []
-    rows: list[str] = []
-    for index in ranked[:wanted]:
-        row = _ranked_row(index, [pick(items[index], each) for each in table.columns])
-        if chosen and count("\n".join([*rows, row])) > room:
-            break
-        chosen.append(index)
-        rows.append(row)
-    for read, each in zip(reads, table.columns, strict=True):
-        values[read] = [pick(items[i], each) for i in chosen]
+    chosen, rows = _indexed_rows(items, table, ranked[:wanted], reads, values, room, count)
     sorted_by = read_path([*table.owner, 0, *column])
     order = {"by": sorted_by, "highest_first": highest, "items": chosen}
     arguments = {"execution_id": execution_id, "field_paths": reads}
@@ -264,9 +255,35 @@ def _where_rows(
     items' indices) and the call that reads every row."""
     items = pick(outputs, table.owner)
     reads = [read_path([*table.owner, 0, *each]) for each in table.columns]
+    shown, rows = _indexed_rows(items, table, chosen, reads, values, room, count)
+    said = sorted({str(pick(items[i], column)) for i in chosen})
+    where = {"by": read_path([*table.owner, 0, *column]), "values": said, "items": shown}
+    whose = f"whose {relative(column)} is {' or '.join(said)}"
+    about = (
+        f"the first {len(shown)} of the {len(chosen)} (of {len(items)}) {whose}"
+        if len(shown) < len(chosen)
+        else f"the {len(chosen)} of {len(items)} {whose}"
+    )
+    arguments = {"execution_id": execution_id, "field_paths": reads}
+    for read in reads:
+        more[read] = {"shown": about, "items": len(items), "where": where, "next": arguments}
+    return rows
+
+
+def _indexed_rows(
+    items: list[Any],
+    table: Table,
+    indices: Sequence[int],
+    reads: Sequence[str],
+    values: dict[str, Any],
+    room: int,
+    count: TokenCounter,
+) -> tuple[list[int], list[str]]:
+    """The rows of the items at ``indices``, each with its index, as many as fit ``room`` (at least one):
+    (the indices shown, their rows); ``values`` gets their columns."""
     shown: list[int] = []
     rows: list[str] = []
-    for index in chosen:
+    for index in indices:
         row = _ranked_row(index, [pick(items[index], each) for each in table.columns])
         if shown and count("\n".join([*rows, row])) > room:
             break
@@ -274,14 +291,7 @@ def _where_rows(
         rows.append(row)
     for read, each in zip(reads, table.columns, strict=True):
         values[read] = [pick(items[i], each) for i in shown]
-    said = sorted({str(pick(items[i], column)) for i in chosen})
-    where = {"by": read_path([*table.owner, 0, *column]), "values": said, "items": shown}
-    cut = f"{len(shown)} shown of " if len(shown) < len(chosen) else ""
-    about = f"the {cut}{len(chosen)} of {len(items)} whose {relative(column)} is {' or '.join(said)}"
-    arguments = {"execution_id": execution_id, "field_paths": reads}
-    for read in reads:
-        more[read] = {"shown": about, "items": len(items), "where": where, "next": arguments}
-    return rows
+    return shown, rows
 
 
 def _ranked_row(index: int, cells: Sequence[Any]) -> str:
