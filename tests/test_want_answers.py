@@ -375,9 +375,11 @@ def test_a_column_alike_in_every_row_is_one_line_above_the_table_and_whole_in_va
         "  talk 0",
     ]
     assert sum(playlist in line for line in shown.lines) == 1
-    # The dict (JSON, MCP) still holds every row's cell: the text alone is shorter.
-    assert shown.values["result[*].playlist"] == [playlist] * 12
-    assert shown.values["result[*].due"] == [None] * 12
+    # The dict (JSON, MCP) holds the value once too, and says for how many rows.
+    assert shown.values["result[*].playlist"] == playlist
+    assert shown.values["result[*].due"] is None
+    assert shown.alike == {"result[*].playlist": 12, "result[*].due": 12}
+    assert shown.values["result[*].title"] == [f"talk {n}" for n in range(12)]
 
 
 def test_a_column_stays_in_the_rows_when_once_would_cost_more_or_nothing_else_varies() -> None:
@@ -406,14 +408,20 @@ def _tickets(count: int, pending: set[int]) -> list[dict[str, Any]]:
     ]
 
 
-def test_a_word_that_names_a_value_picks_the_rows_that_hold_it_with_their_index() -> None:
+def _pending(outputs: Any) -> tuple[str, list[int]] | None:
+    from pflow_structure.render.want_values import picked_items
     from pflow_structure.service.want_choice import holds
 
+    picked = picked_items(outputs, "result[0].status", lambda value: holds(value, frozenset({"pending"})))
+    return None if picked is None else ("result[0].status", picked)
+
+
+def test_a_word_that_names_a_value_picks_the_rows_that_hold_it_with_their_index() -> None:
     outputs = {"result": _tickets(30, {4, 17})}
     shown = want_values(
         outputs, ["result[0].id", "result[0].subject", "result[0].status"], execution_id="exec-1-abc", budget=1500,
         count=count_tokens, call=lambda arguments: "ALL " + " ".join(arguments["field_paths"]),
-        where=("result[0].status", lambda value: holds(value, frozenset({"pend"}))),
+        where=_pending(outputs),
     )  # fmt: skip
     assert shown.lines == [
         "result[*] (30 items): [i], id, subject, status; the 2 of 30 whose status is pending",
@@ -426,17 +434,16 @@ def test_a_word_that_names_a_value_picks_the_rows_that_hold_it_with_their_index(
 
 
 def test_rows_are_not_picked_from_a_short_list_or_when_most_rows_hold_the_value() -> None:
-    from pflow_structure.service.want_choice import holds
-
     def rows(outputs: Any) -> int:
         return len(want_values(
             outputs, ["result[0].id", "result[0].status"], execution_id="exec-1-abc", budget=1500,
-            count=count_tokens, call=str, where=("result[0].status", lambda value: holds(value, frozenset({"pend"}))),
+            count=count_tokens, call=str, where=_pending(outputs),
         ).values["result[*].id"])  # fmt: skip
 
-    assert rows({"result": _tickets(9, {4})}) == 9  # under ten items: all of them, they cost little
-    assert rows({"result": _tickets(30, set(range(16)))}) == 30  # more than half hold it: no pick
-    assert rows({"result": _tickets(30, set())}) == 30  # none holds it
+    assert _pending({"result": _tickets(9, {4})}) is None  # under ten items: all of them, they cost little
+    assert rows({"result": _tickets(9, {4})}) == 9
+    assert _pending({"result": _tickets(30, set(range(16)))}) is None  # more than half hold it
+    assert _pending({"result": _tickets(30, set())}) is None  # none holds it
     assert rows({"result": _tickets(30, set(range(15)))}) == 15
 
 
@@ -448,12 +455,12 @@ def test_the_value_word_of_the_want_chooses_the_column_and_each_or_all_turns_pic
     structure = infer_structure(outputs).structure
     paths = ["result[0].id", "result[0].subject", "result[0].status"]
     assert row_filter(outputs, structure, paths, "which ticket is pending") == Where(
-        "result[0].status", frozenset({"pend"})
+        "result[0].status", frozenset({"pending"})
     )
     assert row_filter(outputs, structure, paths, "status of each ticket, is it pending") is None
     assert row_filter(outputs, structure, paths, "ticket subjects") is None
-    assert holds("LOCKED_OUT", frozenset({"lock"})) and not holds("ACTIVE", frozenset({"lock"}))
-    assert not holds(None, frozenset({"lock"}))
+    assert holds("LOCKED_OUT", frozenset({"locked"})) and not holds("ACTIVE", frozenset({"locked"}))
+    assert not holds(None, frozenset({"locked"}))
 
 
 def test_run_want_answers_which_one_is_pending_with_that_row(tmp_path: Path) -> None:
@@ -510,15 +517,77 @@ def test_a_word_no_field_names_leads_with_its_one_field_by_meaning() -> None:
 
 
 def test_picked_rows_past_the_budget_say_how_many_of_the_picked_are_shown() -> None:
-    from pflow_structure.service.want_choice import holds
-
     outputs = {"result": _tickets(30, set(range(0, 28, 2)))}  # 14 of 30 pending
     shown = want_values(
-        outputs, ["result[0].id", "result[0].subject", "result[0].status"], execution_id="exec-1-abc", budget=80,
-        count=count_tokens, call=lambda arguments: "ALL",
-        where=("result[0].status", lambda value: holds(value, frozenset({"pend"}))),
+        outputs, ["result[0].id", "result[0].subject", "result[0].status"], execution_id="exec-1-abc", budget=140,
+        count=count_tokens, call=lambda arguments: "ALL", where=_pending(outputs),
     )  # fmt: skip
     rows = len(shown.values["result[*].id"])
     assert 0 < rows < 14
     assert shown.lines[0].endswith(f"; the first {rows} of the 14 (of 30) whose status is pending")
     assert shown.more["result[*].id"]["where"]["items"] == list(range(0, 2 * rows, 2))
+    assert count_tokens("\n".join(shown.lines)) <= 140
+
+
+def test_no_rows_are_picked_for_a_negation_a_verb_or_a_value_that_says_not() -> None:
+    from pflow_structure.service.want_choice import holds, row_filter
+    from pflow_structure.structure import infer_structure
+
+    outputs = {"result": _tickets(30, {4})}
+    structure = infer_structure(outputs).structure
+    paths = ["result[0].id", "result[0].status"]
+    for want in ("which tickets are not pending", "tickets other than pending", "non-pending tickets",
+                 "which tickets aren't pending", "tickets except the pending one"):  # fmt: skip
+        assert row_filter(outputs, structure, paths, want) is None, want
+    assert holds("Not started", frozenset({"started"})) is False
+    assert holds("Started", frozenset({"started"})) is True
+    # "who opened the issues" asks for every issue's opener: "opened" is not the state "open"
+    issues = {"result": json.loads(ISSUES.read_text(encoding="utf-8"))}
+    issue_paths = ["result[0].number", "result[0].state", "result[0].user.login"]
+    assert row_filter(issues, infer_structure(issues).structure, issue_paths, "who opened the issues") is None
+    assert row_filter(issues, infer_structure(issues).structure, issue_paths, "which issues are open") is not None
+
+
+def test_a_column_inside_a_list_of_the_item_picks_no_rows() -> None:
+    from pflow_structure.service.want_choice import row_filter
+    from pflow_structure.structure import infer_structure
+
+    outputs = {"result": [{"id": n, "labels": [{"name": "bug" if n % 3 else "urgent"}]} for n in range(30)]}
+    paths = ["result[0].id", "result[0].labels[0].name"]
+    assert row_filter(outputs, infer_structure(outputs).structure, paths, "which are urgent") is None
+
+
+def test_one_true_and_one_point_oh_are_three_values_not_one() -> None:
+    outputs = {"result": [{"title": f"t{n}", "enabled": [1, True, 1.0][n % 3]} for n in range(12)]}
+    shown = _lines(outputs, ["result[0].title", "result[0].enabled"])
+    assert shown.alike == {}
+    assert shown.lines[0] == "result[*] (12 items): title, enabled"
+
+
+def test_alike_is_decided_once_and_the_text_and_dict_stay_within_the_budget(tmp_path: Path) -> None:
+    service = "billing-ledger-reconciliation-worker-eu-west-1-" + "x" * 40
+    logs = [{"level": ["INFO", "WARN"][n % 2] if n < 150 else "ERROR", "service": service, "n": n} for n in range(200)]
+    path = tmp_path / "logs.json"
+    path.write_text(json.dumps(logs), encoding="utf-8")
+    for budget in (200, 300, 500):
+        outcome = invoke(
+            "run", "read-json", f"path={path}", "--want", "log level and service", "--max-tokens", str(budget)
+        )
+        assert count_tokens(outcome.stdout) <= budget
+        rows = [line for line in outcome.stdout.splitlines() if line.startswith("  ")]
+        assert len(rows) > 2, outcome.stdout  # not cut to one row by a second decision on the shown rows
+        assert sum(service[:60] in line for line in outcome.stdout.splitlines()) == 1
+    # the MCP server and the Python API give the dict: its compact JSON keeps within max_tokens too
+    answer = registry_run("read-json", {"path": str(path)}, want="log level and service", max_tokens=400)
+    assert count_tokens(json.dumps(answer, separators=(",", ":"), ensure_ascii=False)) <= 400
+    assert answer["values"]["result[*].service"] == service
+    assert answer["alike"]["result[*].service"] == len(answer["values"]["result[*].level"])
+
+
+def test_the_choice_of_data_or_view_does_not_turn_on_the_ids_tokens() -> None:
+    from pflow_structure.service.want_answer import view_tokens
+
+    view = {"execution_id": "exec-1763463202-0cd0c8fe", "node_type": "read-json", "values": {"result.a": 1},
+            "map": "Rest: 3 more fields", "want": "a"}  # fmt: skip
+    other = dict(view, execution_id="exec-1795863336-609be26b")
+    assert view_tokens(view) == view_tokens(other)

@@ -131,7 +131,7 @@ def want_answer_text(answer: Mapping[str, Any], call: CallText, structure_call: 
         lines = [f"{answer['execution_id']}: matching values (columns are paths):"]
         from pflow_structure.render.tokens import count_tokens
 
-        lines.extend(value_lines(values, answer.get("_more") or {}, call, count_tokens))
+        lines.extend(value_lines(values, answer.get("_more") or {}, call, count_tokens, answer.get("alike")))
     elif answer.get("wanted"):  # matches that hold no single value (objects, lists): named in the map
         lines = [f"{answer['execution_id']}: your words match the fields named below; read-fields reads them."]
     else:

@@ -38,12 +38,14 @@ class Table(NamedTuple):
 
 class WantValues(NamedTuple):
     """What the values part shows: ``values`` (read path -> the value shown: a column's cells for
-    the rows shown), ``more`` (read path -> ``shown`` and ``next``, as ``_more`` of read_fields)
-    and the text lines."""
+    the rows shown, or its one value when ``alike`` names it), ``more`` (read path -> ``shown`` and
+    ``next``, as ``_more`` of read_fields), ``alike`` (read path -> the rows shown, for a column with one
+    value in every row shown: that value once) and the text lines."""
 
     values: dict[str, Any]
     more: dict[str, dict[str, Any]]
     lines: list[str]
+    alike: dict[str, int]
 
 
 def read_path(segments: Sequence[Any]) -> str:
@@ -107,30 +109,28 @@ def want_values(
     call: CallText,
     rows: int | None = None,
     order: tuple[str, bool, int] | None = None,
-    where: tuple[str, Callable[[Any], bool]] | None = None,
+    where: tuple[str, Sequence[int]] | None = None,
 ) -> WantValues:
     """The values at ``paths`` (template paths of ``outputs``) within ``budget`` tokens (and at most
     ``rows`` rows a list), and their lines; ``order`` (a column's template path, highest first or
     not, how many rows) ranks its list's rows and shows the first of them; ``where`` (a column's
-    template path, a test of its cell) shows only the rows whose cell passes, when some do and some not."""
+    template path, the indices of its list's items :func:`picked_items` picked) shows only those rows."""
     plain, tables = group(paths)
     ranked = _ranked_column(order)
     picked = _ranked_column((where[0], True, 0)) if where is not None else None
     values: dict[str, Any] = {format_path(list(segments)): pick(outputs, segments) for segments in plain}
     more: dict[str, dict[str, Any]] = {}
+    alike: dict[str, int] = {}
     used = count("\n".join(value_lines(values, {}, call, count))) if values else 0
     for position, table in enumerate(tables):
         room = max(budget - used, 0) // (len(tables) - position)
         by = ranked if ranked is not None and ranked[0] == table.owner and ranked[1] in table.columns else None
         if by is None and where is not None and picked is not None and picked[0] == table.owner:
-            chosen = _picked(outputs, table, picked[1], where[1])
-            if chosen is not None:
-                shown = _where_rows(outputs, table, chosen, picked[1], execution_id, values, more, room, count)
-                used += count("\n".join(shown))
-                continue
-        shown = _fit_rows(outputs, table, room, count, execution_id, values, more, rows, by)
+            shown = _where_rows(outputs, table, list(where[1]), picked[1], execution_id, values, more, room, count)
+        else:
+            shown = _fit_rows(outputs, table, room, count, execution_id, values, more, rows, by, alike)
         used += count("\n".join(shown))
-    return WantValues(values, more, value_lines(values, more, call, count))
+    return WantValues(values, more, value_lines(values, more, call, count, alike), alike)
 
 
 def _fit_rows(
@@ -143,9 +143,11 @@ def _fit_rows(
     more: dict[str, dict[str, Any]],
     rows: int | None,
     by: Ranking | None = None,
+    alike: dict[str, int] | None = None,
 ) -> list[str]:
     """The rows of one table that fit ``room`` (at least one, at most ``rows``), put into ``values``
-    (and ``more``); ``by`` (owner, column, highest first, rows) ranks them and keeps the first."""
+    (and ``more``); ``by`` (owner, column, highest first, rows) ranks them and keeps the first. A
+    column with one value in every row shown goes into ``alike`` and ``values`` holds that value once."""
     items = pick(outputs, table.owner)
     items = items if isinstance(items, list) else []
     reads = [read_path([*table.owner, 0, *column]) for column in table.columns]
@@ -154,9 +156,11 @@ def _fit_rows(
     columns: list[list[Any]] = [[] for _ in table.columns]
     if by is not None:
         return _ranked_rows(items, table, reads, by, execution_id, values, more, room - used, count)
-    # A column alike in every item is written once (value_lines): the rows are counted without it.
-    alike = _alike([[pick(item, column) for item in items] for column in table.columns], reads, count)
-    varies = [not same for same in alike]
+    # A column alike in every item that can be shown is written once: the rows are counted without it. A
+    # row costs at least a token, so no more items than ``room`` can be shown.
+    scan = items[: max(room, 0) + 1]
+    same = _alike([[pick(item, column) for item in scan] for column in table.columns], reads, count)
+    varies = [not each for each in same]
     for item in items[:rows]:
         cells = [pick(item, column) for column in table.columns]
         row = _row([value for value, keep in zip(cells, varies, strict=True) if keep])
@@ -167,8 +171,12 @@ def _fit_rows(
         lines.append(row)
         for column, value in zip(columns, cells, strict=True):
             column.append(value)
-    values.update(zip(reads, columns, strict=True))
     shown = len(lines) - 1
+    once = _alike(columns, reads, count) if any(same) else [False] * len(columns)
+    for read, column, single in zip(reads, columns, once, strict=True):
+        values[read] = column[0] if single else column
+        if single and alike is not None:
+            alike[read] = shown
     if shown < len(items):
         arguments = {"execution_id": execution_id, "field_paths": reads, "offset": shown}
         for read in reads:
@@ -224,10 +232,15 @@ def _ranked_rows(
     return rows  # value_lines writes them again, with the header and the line that reads on
 
 
-def _picked(outputs: Any, table: Table, column: tuple[Any, ...], test: Callable[[Any], bool]) -> list[int] | None:
-    """The indices of the items whose ``column`` passes ``test``; None when none does, when more than
-    :data:`PICK_SHARE` do, or when the list is shorter than :data:`PICK_ITEMS`."""
-    items = pick(outputs, table.owner)
+def picked_items(outputs: Any, path: str, test: Callable[[Any], bool]) -> list[int] | None:
+    """The indices of the items of the list a column's template ``path`` runs through whose cell passes
+    ``test``; None when none does, when more than :data:`PICK_SHARE` do, or when the list is shorter than
+    :data:`PICK_ITEMS`."""
+    ranking = _ranked_column((path, True, 0))
+    if ranking is None:
+        return None
+    owner, column = ranking[0], ranking[1]
+    items = pick(outputs, owner)
     items = items if isinstance(items, list) else []
     if len(items) < PICK_ITEMS:
         return None  # a short list reads whole for little more
@@ -235,6 +248,8 @@ def _picked(outputs: Any, table: Table, column: tuple[Any, ...], test: Callable[
     return chosen if 0 < len(chosen) <= len(items) * PICK_SHARE else None
 
 
+SAID = 3  # a pick names at most this many of the values its rows hold, each cut at SAID_CHARS
+SAID_CHARS = 40
 PICK_ITEMS = 10  # rows are picked by a value from lists this long
 PICK_SHARE = 0.5  # when at most this share of the rows holds it
 
@@ -255,10 +270,19 @@ def _where_rows(
     items' indices) and the call that reads every row."""
     items = pick(outputs, table.owner)
     reads = [read_path([*table.owner, 0, *each]) for each in table.columns]
-    shown, rows = _indexed_rows(items, table, chosen, reads, values, room, count)
-    said = sorted({str(pick(items[i], column)) for i in chosen})
-    where = {"by": read_path([*table.owner, 0, *column]), "values": said, "items": shown}
-    whose = f"whose {relative(column)} is {' or '.join(said)}"
+    header = _header(format_path(list(table.owner)), ["[i]", *(relative(c) for c in table.columns)], len(items))
+    # the header (with what the pick says, about 20 tokens) and the line that reads every row (about 40)
+    shown, rows = _indexed_rows(items, table, chosen, reads, values, room - count(header) - 60, count)
+    distinct: list[str] = []
+    for index in chosen:  # the values the picked rows hold, a few (the rows may hold many)
+        text = str(pick(items[index], column))
+        if text not in distinct:
+            distinct.append(text)
+            if len(distinct) > SAID:
+                break
+    said = [cell(text, SAID_CHARS) for text in distinct[:SAID]]
+    where = {"by": read_path([*table.owner, 0, *column]), "values": distinct[:SAID], "items": shown}
+    whose = f"whose {relative(column)} is {' or '.join(said)}" + (" or …" if len(distinct) > SAID else "")
     about = (
         f"the first {len(shown)} of the {len(chosen)} (of {len(items)}) {whose}"
         if len(shown) < len(chosen)
@@ -307,12 +331,17 @@ def _row(cells: Sequence[Any]) -> str:
 
 
 def value_lines(
-    values: Mapping[str, Any], more: Mapping[str, Mapping[str, Any]], call: CallText, count: TokenCounter
+    values: Mapping[str, Any],
+    more: Mapping[str, Mapping[str, Any]],
+    call: CallText,
+    count: TokenCounter,
+    alike: Mapping[str, int] | None = None,
 ) -> list[str]:
     """The text of ``values`` (read path -> value, as :func:`want_values` makes them): a ``path: value``
     line for a path without ``[*]``, and a table of rows for the ``[*]`` paths of each list, with the
-    line that pages on when ``more`` says the rows were cut; a column alike in every row is one line
-    above its table when that costs fewer tokens (``count``) than its cells."""
+    line that pages on when ``more`` says the rows were cut; a column ``alike`` names (its one value in
+    ``values``) is one line above its table."""
+    alike = alike or {}
     lines: list[str] = []
     tables: dict[str, list[str]] = {}
     for path, value in values.items():
@@ -321,7 +350,9 @@ def value_lines(
             tables.setdefault(owner, []).append(path)
         else:
             lines.append(f"{path}: {cell(value)}")
-    for owner, reads in tables.items():
+    for owner, every in tables.items():
+        lines.extend(f"{read}: {cell(values[read])}{ALIKE}" for read in every if read in alike)
+        reads = [read for read in every if read not in alike] or every
         columns = [values[read] if isinstance(values[read], list) else [] for read in reads]
         paged = more.get(reads[0]) or {}
         total = int(paged.get("items", len(columns[0])))
@@ -333,13 +364,8 @@ def value_lines(
             in_order = " in their order" if "order" in paged else ""
             lines.append(f"All {total:,} rows{in_order}: {call(dict(paged['next']))}")
             continue
-        same = _alike(columns, reads, count)
-        once = zip(reads, columns, same, strict=True)
-        lines.extend(f"{read}: {cell(column[0])}{ALIKE}" for read, column, alike in once if alike)
-        lines.append(_header(owner, [n for n, s in zip(names, same, strict=True) if not s], total))
-        lines.extend(
-            _row([c for c, s in zip(cells, same, strict=True) if not s]) for cells in zip(*columns, strict=True)
-        )
+        lines.append(_header(owner, names, total))
+        lines.extend(_row(cells) for cells in zip(*columns, strict=True))
         if "next" in paged:
             shown = len(columns[0])
             lines.append(f"Rows 0-{shown - 1} of {total:,} shown; read on: {call(dict(paged['next']))}")
@@ -352,17 +378,22 @@ ALIKE_ROWS = 3  # a column the same in at least this many rows is written once, 
 ALIKE = " (in every row shown)"
 
 
+def _same(one: Any, other: Any) -> bool:
+    """Equal and of one type: ``1``, ``True`` and ``1.0`` are three values in a column."""
+    return type(one) is type(other) and one == other
+
+
 def _alike(columns: Sequence[Sequence[Any]], reads: Sequence[str], count: TokenCounter) -> list[bool]:
     """Which columns hold one value in every row (``playlistId``, ``due_at: null``): written once, not
     per row, when at least one other column varies and the line is shorter than the cells it saves."""
 
     def once(column: Sequence[Any], read: str) -> bool:
-        if len(column) < ALIKE_ROWS or any(value != column[0] for value in column):
+        if len(column) < ALIKE_ROWS or any(not _same(value, column[0]) for value in column):
             return False
         text = cell(column[0])
         return len(column) * (count(text) + 1) > count(f"{read}: {text}{ALIKE}") + 1
 
-    if not any(any(value != column[0] for value in column) for column in columns):
+    if not any(any(not _same(value, column[0]) for value in column) for column in columns):
         return [False] * len(columns)  # nothing varies: the rows are the answer
     return [once(column, read) for column, read in zip(columns, reads, strict=True)]
 

@@ -96,6 +96,7 @@ def registry_run(
             want_budget=None if max_tokens is None else answer_budget(max_tokens, settings),
             force_structure=structure,
             style=style,
+            form="text" if style == "cli" else "json",  # the MCP server and the Python API give the dict
         )
         if sized is not None:
             return sized

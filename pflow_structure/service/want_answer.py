@@ -56,13 +56,16 @@ def want_answer(
     *,
     budget: int,
     style: str = "tool",
+    form: str = "text",
 ) -> dict[str, Any]:
     """The want answer dict for ``described`` (``registry_run``'s view with ``wanted``), from ``outputs``
-    (the encoded value) and ``structure`` (the whole one), within ``budget`` tokens."""
+    (the encoded value) and ``structure`` (the whole one), within ``budget`` tokens of the ``form`` the
+    agent reads: ``"text"`` (:func:`want_text`: the CLI, the proxy) or ``"json"`` (the dict's compact
+    JSON: the MCP server's ``registry_run``)."""
     from pflow_structure.filtering import fields_of
     from pflow_structure.render.tokens import count_tokens
     from pflow_structure.render.want_text import want_map
-    from pflow_structure.render.want_values import want_values
+    from pflow_structure.render.want_values import picked_items, want_values
     from pflow_structure.service.answers import next_call
 
     execution_id = described["execution_id"]
@@ -72,6 +75,8 @@ def want_answer(
     if order is not None and order.path not in shown:
         shown.append(order.path)
     where = row_filter(outputs, structure, shown, str(described.get("want") or "")) if order is None else None
+    # the rows a value word picks, found once (each build below would walk the whole list again)
+    picked = picked_items(outputs, where.path, lambda cell: holds(cell, where.words)) if where is not None else None
     mapped = want_map(
         structure, fields_of(structure), shown, _matched(structure, wanted, described.get("want")), count_tokens
     )
@@ -91,7 +96,7 @@ def want_answer(
             call=call,
             rows=MAX_ROWS,
             order=order,
-            where=(where.path, lambda value: holds(value, where.stems)) if where is not None else None,
+            where=(where.path, picked) if where is not None and picked is not None else None,
         )
         answer: dict[str, Any] = {
             "execution_id": execution_id,
@@ -102,6 +107,8 @@ def want_answer(
         }
         if found.more:
             answer["_more"] = found.more
+        if found.alike:
+            answer["alike"] = found.alike
         answer.update(
             {
                 "map": mapped.text,
@@ -117,14 +124,22 @@ def want_answer(
             answer["warnings"] = list(described["warnings"])
         return answer
 
+    def read(answer: dict[str, Any]) -> str:
+        from pflow_structure.render.output_text import format_json
+
+        return format_json(answer, compact=True) if form == "json" else want_text(answer, style)
+
     answer = build(room)
-    for _ in range(3):  # the rows fill the room: the lines around them may take a few tokens more
-        over = count_tokens(want_text(answer, style)) - budget
-        if over <= 0:
+    for _ in range(FIT_TRIES):  # the rows fill the room: the lines around them may take a few tokens more
+        over = count_tokens(read(answer)) - budget
+        if over <= 0 or room <= 0:
             break
         room -= over + 10
         answer = build(room)
     return answer
+
+
+FIT_TRIES = 8  # each try takes the tokens over the budget and 10 more from the rows' room
 
 
 def want_text(
@@ -227,6 +242,7 @@ def sized_answer(
     want_budget: int | None = None,
     force_structure: bool = False,
     style: str = "tool",
+    form: str = "text",
 ) -> dict[str, Any] | None:
     """The answer the size of the question, or None for the structure view as it is: a want answer
     when ``described`` has ``wanted`` (and not ``force_structure``), and the data when its compact
@@ -236,7 +252,7 @@ def sized_answer(
     view: Mapping[str, Any] = described
     if described.get("wanted") is not None:
         budget = want_budget if want_budget is not None else settings.want_budget
-        view = want_answer(described, outputs, structure, budget=budget, style=style)
+        view = want_answer(described, outputs, structure, budget=budget, style=style, form=form)
     allowance = READ_ALLOWANCE if view is not described else 0
     # An o200k token is at least one byte: data this much longer than the view's bytes cannot come back under
     # its tokens, and they are not counted (the vocabulary alone takes a quarter of a second to load).

@@ -9,6 +9,7 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping, Sequence
 from typing import Any, NamedTuple
 
@@ -57,11 +58,14 @@ def _tag(path: str) -> bool:
     return bool(keys) and (normalise(keys[-1]) in NOISE_NAMES or normalise(keys[-1]) == "type")
 
 
-def value_words(outputs: Any, structure: Mapping[str, Mapping[str, Any]], paths: Sequence[str]) -> dict[str, set[str]]:
-    """The word stems of the few values each of ``paths`` takes, for the fields that name categories:
-    strings of at most :data:`WORD_CHARS`, at most :data:`FEW` distinct, and repeating across the items
-    of a list (all different, they are names: a word that meets one is a record, not a field). One
-    record's type tag (``"object": "charge"``) says what it is, not a state: left out."""
+def value_words(
+    outputs: Any, structure: Mapping[str, Mapping[str, Any]], paths: Sequence[str], *, stems: bool = True
+) -> dict[str, set[str]]:
+    """The word stems (``stems``; else the words as written, lower case) of the few values each of
+    ``paths`` takes, for the fields that name categories: strings of at most :data:`WORD_CHARS`, at most
+    :data:`FEW` distinct, and repeating across the items of a list (all different, they are names: a
+    word that meets one is a record, not a field). One record's type tag (``"object": "charge"``) says
+    what it is, not a state: left out."""
     from pflow_structure.filtering.want import stem, words
     from pflow_structure.paths import parse_path
 
@@ -78,7 +82,7 @@ def value_words(outputs: Any, structure: Mapping[str, Mapping[str, Any]], paths:
             continue
         if len(strings) == 1 and _tag(path):  # one record's type tag ("object": "charge") says what it is
             continue
-        found[path] = {stem(word) for text in distinct for word in words(text.lower())}
+        found[path] = {stem(word) if stems else word for text in distinct for word in words(text.lower())}
     return found
 
 
@@ -344,34 +348,53 @@ def sort_order(structure: Mapping[str, Mapping[str, Any]], shown: Sequence[str],
 
 
 class Where(NamedTuple):
-    """Rows picked by one column's values (a template path): those whose value holds a word of ``stems``
-    ("which one is pending": ``status`` is ``pending``)."""
+    """Rows picked by one column's values (a template path): those whose value holds one of ``words``
+    as written ("which one is pending": ``status`` is ``pending``; not "opened" for ``open``)."""
 
     path: str
-    stems: frozenset[str]
+    words: frozenset[str]
+
+
+# "not pending", "other than open", "didn't fail", "non-pending": a question that excludes a value asks for
+# the other rows, and picking the rows that hold it would answer the opposite.
+NEGATION = re.compile(r"\b(?:not|no|non|never|except|without|other\s+than|besides)\b|n['’]t\b", re.IGNORECASE)
 
 
 def row_filter(
     outputs: Any, structure: Mapping[str, Mapping[str, Any]], shown: Sequence[str], want: str
 ) -> Where | None:
-    """The column of a list among ``shown`` whose few values a word of ``want`` names, and those words;
-    None when no word names a value of such a column, or when the want asks for each or all."""
-    from pflow_structure.filtering.want import want_terms, words
+    """The first column of a list among ``shown`` whose few values hold a word of ``want`` as written
+    (or its plural), and those words; None when no such column, when the want asks for each or all, or
+    when it negates (:data:`NEGATION`). A column inside a list of the item (``labels[*].name``) picks
+    nothing: an item holds several of its values."""
+    from pflow_structure.filtering.want import STOPWORDS, words
 
-    if {"each", "every", "all"} & set(words(want.lower())):
+    said = [word for word in words(want.lower()) if word not in STOPWORDS]
+    if {"each", "every", "all"} & set(words(want.lower())) or NEGATION.search(want):
         return None  # "on which node does each task run": every row
-    columns = [path for path in shown if "[0]" in path and path in structure]
-    said = value_words(outputs, structure, columns)
-    terms = set(want_terms(want))
+    columns = [path for path in shown if path.count("[0]") == 1 and path in structure]
+    values = value_words(outputs, structure, columns, stems=False)
     for path in columns:
-        stems = terms & said.get(path, set())
-        if stems:
-            return Where(path, frozenset(stems))
+        found = {word for word in said if _written(word, values.get(path, set()))}
+        if found:
+            return Where(path, frozenset(found))
     return None
 
 
-def holds(value: Any, stems: frozenset[str]) -> bool:
-    """Whether a cell's words meet ``stems`` (``LOCKED_OUT`` holds "locked")."""
-    from pflow_structure.filtering.want import stem, words
+def _written(word: str, among: set[str] | frozenset[str]) -> bool:
+    """Whether ``word`` is among ``among`` as written, or as its plural or singular (``tickets``)."""
+    return word in among or f"{word}s" in among or (word.endswith("s") and word[:-1] in among)
 
-    return isinstance(value, str) and any(stem(word) in stems for word in words(value.lower()))
+
+def holds(value: Any, words_: frozenset[str]) -> bool:
+    """Whether a cell holds one of ``words_`` (``LOCKED_OUT`` holds "locked"), not after "not", "no" or
+    "non" within it (``Not started`` does not hold "started")."""
+    from pflow_structure.filtering.want import words
+
+    if not isinstance(value, str):
+        return False
+    cell = words(value.lower())
+    return any(
+        _written(word, words_) and (index == 0 or cell[index - 1] not in {"not", "no", "non"})
+        for index, word in enumerate(cell)
+    )
