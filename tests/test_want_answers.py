@@ -591,3 +591,15 @@ def test_the_choice_of_data_or_view_does_not_turn_on_the_ids_tokens() -> None:
             "map": "Rest: 3 more fields", "want": "a"}  # fmt: skip
     other = dict(view, execution_id="exec-1795863336-609be26b")
     assert view_tokens(view) == view_tokens(other)
+
+
+def test_a_pick_cut_by_the_budget_reads_every_picked_row_in_one_jq_call(tmp_path: Path) -> None:
+    path = tmp_path / "tickets.json"
+    path.write_text(json.dumps({"tickets": _tickets(200, set(range(0, 200, 3)))}), encoding="utf-8")
+    answer = registry_run("read-json", {"path": str(path)}, want="which tickets are pending", max_tokens=300)
+    more = answer["_more"]["result.tickets[*].id"]
+    assert more["shown"].startswith(f"the first {len(more['where']['items'])} of the 67 (of 200) whose status")
+    rest = read_fields(answer["execution_id"], jq=more["next"]["jq"])
+    rows = next(iter(rest.values()))
+    assert [row["i"] for row in rows] == list(range(0, 200, 3))
+    assert rows[1] == {"i": 3, "id": 103, "subject": "printer jam on floor 3", "status": "pending"}

@@ -18,6 +18,7 @@ Rows are added while the text fits the budget; the rest pages with the exact cal
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any, NamedTuple
 
@@ -288,10 +289,41 @@ def _where_rows(
         if len(shown) < len(chosen)
         else f"the {len(chosen)} of {len(items)} {whose}"
     )
-    arguments = {"execution_id": execution_id, "field_paths": reads}
+    arguments: dict[str, Any] = {"execution_id": execution_id, "field_paths": reads}
+    if len(shown) < len(chosen):  # the rest of the pick in one read, when jq can say which rows
+        expression = _pick_jq(table, column, [str(pick(items[i], column)) for i in chosen])
+        arguments = {"execution_id": execution_id, "jq": expression} if expression else arguments
     for read in reads:
         more[read] = {"shown": about, "items": len(items), "where": where, "next": arguments}
     return rows
+
+
+_KEY = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+PICK_JQ_VALUES = 6  # a jq read of the rest of a pick names at most this many values
+
+
+def _jq_path(segments: Sequence[Any]) -> str | None:
+    """Template segments (keys only) as a jq path (``.snippet["os-ext"]``); None past a list."""
+    parts = []
+    for segment in segments:
+        if not isinstance(segment, str):
+            return None
+        parts.append(f".{segment}" if _KEY.fullmatch(segment) else f"[{json.dumps(segment)}]")
+    return "".join(parts) or "."
+
+
+def _pick_jq(table: Table, column: tuple[Any, ...], held: Sequence[str]) -> str | None:
+    """A jq expression that gives every picked row (its index and the table's columns), or None when the
+    values are too many or a column runs through a list of the item."""
+    values = list(dict.fromkeys(held))
+    owner = _jq_path(table.owner)
+    where = _jq_path(column)
+    projections = [(relative(each), _jq_path(each)) for each in table.columns]
+    if owner is None or where is None or len(values) > PICK_JQ_VALUES or any(p is None for _, p in projections):
+        return None
+    fields = ", ".join(f"{json.dumps(name)}: .value{path}" for name, path in projections)
+    listed = ", ".join(json.dumps(value) for value in values)
+    return f"[{owner} | to_entries[] | select(.value{where} | IN({listed})) | {{i: .key, {fields}}}]"
 
 
 def _indexed_rows(
@@ -362,7 +394,8 @@ def value_lines(
             rows_ = zip((paged.get("order") or paged["where"])["items"], *columns, strict=True)
             lines.extend(_ranked_row(index, cells) for index, *cells in rows_)
             in_order = " in their order" if "order" in paged else ""
-            lines.append(f"All {total:,} rows{in_order}: {call(dict(paged['next']))}")
+            reads_on = "Every picked row" if "jq" in paged["next"] else f"All {total:,} rows{in_order}"
+            lines.append(f"{reads_on}: {call(dict(paged['next']))}")
             continue
         lines.append(_header(owner, names, total))
         lines.extend(_row(cells) for cells in zip(*columns, strict=True))
