@@ -603,3 +603,11 @@ def test_a_pick_cut_by_the_budget_reads_every_picked_row_in_one_jq_call(tmp_path
     rows = next(iter(rest.values()))
     assert [row["i"] for row in rows] == list(range(0, 200, 3))
     assert rows[1] == {"i": 3, "id": 103, "subject": "printer jam on floor 3", "status": "pending"}
+
+
+def test_the_map_is_left_out_when_the_values_show_every_field() -> None:
+    from pflow_structure.render.want_text import want_map
+
+    structure = {"result": {"type": "list", "length": 3}, "result[0].id": {"type": "int"}}
+    assert want_map(structure, ["result[0].id"], ["result[0].id"], [], count_tokens).text == ""
+    assert want_map(structure, ["result[0].id"], [], [], count_tokens).text.startswith("Rest: ")

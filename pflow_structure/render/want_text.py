@@ -96,14 +96,14 @@ def want_map(
     left = len(telling) - MAX_CONTAINERS
     if left > 0:
         parts.append(f"+{left} more containers")
-    text = "Rest: " + ("; ".join(parts) if parts else f"{len(rest)} more fields")
+    text = "Rest: " + ("; ".join(parts) if parts else f"{len(rest)} more fields") if parts or rest else ""
     words = [path for path in matched if path not in shown][:MAX_NAMED]
     if words and count is not None:  # as many names as keep the map within MAP_TOKENS
         room = MAP_TOKENS - count(text + "; your words also match: ")
         fits = [n for n in range(1, len(words) + 1) if count(_names(words[:n])) <= room]
         words = words[: max(fits, default=1)]
     if words:
-        text += "; your words also match: " + _names(words)
+        text = (f"{text}; " if text else "Rest: ") + "your words also match: " + _names(words)
         named.update({path: dict(structure[path]) for path in words if path in structure})
     return WantMap(text, named)
 
