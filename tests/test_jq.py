@@ -332,3 +332,19 @@ def test_a_jq_expression_that_misses_the_top_key_is_told_where_to_start() -> Non
         run_jq(".[0]", {"result": [1]})
     assert str(raised.value).endswith("The input's top has .result: start from there (.result[0])")
     assert run_jq(".result[0]", {"result": [1]}) == [1]
+
+
+def test_jq_rows_where_quotes_keys_and_values_and_gives_each_rows_index(tmp_path: Path) -> None:
+    from pflow_structure import read_fields, registry_run
+    from pflow_structure.paths.jq import jq_path, jq_rows_where
+
+    assert jq_path(["result", "os-ext", "a b", "état", "end"]) == '.result["os-ext"]["a b"]["\\u00e9tat"].end'
+    assert jq_path(["result", 0, "id"]) is None
+    items = [{"os-ext": {"a b": 'it\'s "open"\\' if n % 4 == 0 else "shut"}, "id": n} for n in range(12)]
+    path = tmp_path / "odd.json"
+    path.write_text(json.dumps({"list": items}), encoding="utf-8")
+    expression = jq_rows_where(["result", "list"], ["os-ext", "a b"], [("id", ["id"])], ['it\'s "open"\\'])
+    assert expression is not None
+    answer = registry_run("read-json", {"path": str(path)}, structure=True)
+    rows = read_fields(answer["execution_id"], jq=expression)[expression]
+    assert rows == [{"i": n, "id": n} for n in (0, 4, 8)]

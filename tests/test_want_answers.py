@@ -349,7 +349,10 @@ def test_a_ranked_answer_shows_the_top_rows_with_their_index_and_reads_on_in_ord
     top = sorted(range(30), key=lambda n: -posts[n]["score"])[:5]
     assert answer["values"]["result[*].score"] == [posts[n]["score"] for n in top]
     assert answer["values"]["result[*].title"] == [posts[n]["title"] for n in top]
-    more = answer["_more"]["result[*].score"]
+    # the table's entry once, under its first column; the others point at it
+    first = next(iter(answer["_more"]))
+    assert answer["_more"]["result[*].score"] == {"as": first}
+    more = answer["_more"][first]
     assert more["order"] == {"by": "result[*].score", "highest_first": True, "items": top}
     assert more["shown"] == "the 5 highest by score of 30"
     assert "offset" not in more["next"]  # reading on reads every row, in the list's order
@@ -599,10 +602,13 @@ def test_a_pick_cut_by_the_budget_reads_every_picked_row_in_one_jq_call(tmp_path
     answer = registry_run("read-json", {"path": str(path)}, want="which tickets are pending", max_tokens=300)
     more = answer["_more"]["result.tickets[*].id"]
     assert more["shown"].startswith(f"the first {len(more['where']['items'])} of the 67 (of 200) whose status")
+    shown = len(more["where"]["items"])
+    assert more["next"]["jq"].endswith(f" | .[{shown}:]")  # the rows after those shown
     rest = read_fields(answer["execution_id"], jq=more["next"]["jq"])
     rows = next(iter(rest.values()))
-    assert [row["i"] for row in rows] == list(range(0, 200, 3))
-    assert rows[1] == {"i": 3, "id": 103, "subject": "printer jam on floor 3", "status": "pending"}
+    assert [row["i"] for row in rows] == list(range(0, 200, 3))[shown:]
+    assert rows[0] == {"i": 3 * shown, "id": 100 + 3 * shown, "subject": f"printer jam on floor {3 * shown}",
+                       "status": "pending"}  # fmt: skip
 
 
 def test_the_map_is_left_out_when_the_values_show_every_field() -> None:
@@ -611,3 +617,13 @@ def test_the_map_is_left_out_when_the_values_show_every_field() -> None:
     structure = {"result": {"type": "list", "length": 3}, "result[0].id": {"type": "int"}}
     assert want_map(structure, ["result[0].id"], ["result[0].id"], [], count_tokens).text == ""
     assert want_map(structure, ["result[0].id"], [], [], count_tokens).text.startswith("Rest: ")
+
+
+def test_a_column_under_a_quoted_key_can_pick_rows() -> None:
+    from pflow_structure.service.want_choice import row_filter
+    from pflow_structure.structure import infer_structure
+
+    outputs = {"result": [{"id": n, "os-ext": "open" if n == 3 else "shut"} for n in range(20)]}
+    paths = ["result[0].id", 'result[0]["os-ext"]']
+    found = row_filter(outputs, infer_structure(outputs).structure, paths, "which one is open")
+    assert found is not None and found.path == 'result[0]["os-ext"]'

@@ -32,6 +32,7 @@ from pflow_structure.errors import JqExpressionError, JqRunError
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from collections.abc import Sequence
     from subprocess import CompletedProcess
     from typing import Any
 
@@ -43,6 +44,8 @@ __all__ = [
     "MAX_RESULTS",
     "REFUSED",
     "check_jq",
+    "jq_path",
+    "jq_rows_where",
     "run_jq",
 ]
 
@@ -161,6 +164,38 @@ def run_jq(
     if done.returncode != 0:
         raise JqRunError(_failure(done, max_results, max_output_bytes, memory) + _root_hint(expression, value))
     return [loads(line) for line in done.stdout.splitlines()]
+
+
+_KEY = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+
+
+def jq_path(segments: Sequence[Any]) -> str | None:
+    """Template segments (keys only) as a jq path (``.snippet["os-ext"]``); None past a list."""
+    import json
+
+    parts = []
+    for segment in segments:
+        if not isinstance(segment, str):
+            return None
+        parts.append(f".{segment}" if _KEY.fullmatch(segment) else f"[{json.dumps(segment)}]")
+    return "".join(parts) or "."
+
+
+def jq_rows_where(
+    owner: Sequence[Any], column: Sequence[Any], columns: Sequence[tuple[str, Sequence[Any]]], values: Sequence[str]
+) -> str | None:
+    """The jq expression for the items of the list at ``owner`` whose ``column`` is one of ``values``:
+    each as ``{i: its index, NAME: .value.PATH ...}`` for ``columns`` (name, segments in an item); None
+    when a path runs through a list."""
+    import json
+
+    where, listed = jq_path(column), [(name, jq_path(segments)) for name, segments in columns]
+    start = jq_path(owner)
+    if start is None or where is None or any(path is None for _, path in listed):
+        return None
+    fields = ", ".join(f"{json.dumps(name)}: .value{path}" for name, path in listed)
+    said = ", ".join(json.dumps(value) for value in values)
+    return f"[{start} | to_entries[] | select(.value{where} | IN({said})) | {{i: .key, {fields}}}]"
 
 
 _FIRST_KEY = re.compile(r"^[\s(\[{]*\.(\[|[A-Za-z_][A-Za-z0-9_]*)")  # the key (or index) an expression starts from

@@ -18,7 +18,6 @@ Rows are added while the text fits the budget; the rest pages with the exact cal
 from __future__ import annotations
 
 import json
-import re
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any, NamedTuple
 
@@ -131,7 +130,30 @@ def want_values(
         else:
             shown = _fit_rows(outputs, table, room, count, execution_id, values, more, rows, by, alike)
         used += count("\n".join(shown))
+    more = _once_a_table(more)
     return WantValues(values, more, value_lines(values, more, call, count, alike), alike)
+
+
+def _once_a_table(more: dict[str, dict[str, Any]]) -> dict[str, dict[str, Any]]:
+    """``more`` with a table's shared entry (its paging, ranking or pick, and the call that reads on) under
+    its first column only, the others ``{"as": FIRST}``: the same entry once a column cost the dict
+    (the MCP answer) hundreds of tokens."""
+    first: dict[str, str] = {}
+    written: dict[str, dict[str, Any]] = {}
+    for read, entry in more.items():
+        owner = read.partition("[*]")[0]
+        if owner in first and more[first[owner]] == entry:
+            written[read] = {"as": first[owner]}
+        else:
+            first.setdefault(owner, read)
+            written[read] = entry
+    return written
+
+
+def _entry(more: Mapping[str, Mapping[str, Any]], read: str) -> Mapping[str, Any]:
+    """A column's ``more`` entry, through ``as``."""
+    entry = more.get(read) or {}
+    return more.get(entry["as"]) or {} if "as" in entry else entry
 
 
 def _fit_rows(
@@ -292,38 +314,25 @@ def _where_rows(
     arguments: dict[str, Any] = {"execution_id": execution_id, "field_paths": reads}
     if len(shown) < len(chosen):  # the rest of the pick in one read, when jq can say which rows
         expression = _pick_jq(table, column, [str(pick(items[i], column)) for i in chosen])
-        arguments = {"execution_id": execution_id, "jq": expression} if expression else arguments
+        if expression:  # the picked rows after those shown
+            arguments = {"execution_id": execution_id, "jq": f"{expression} | .[{len(shown)}:]"}
     for read in reads:
         more[read] = {"shown": about, "items": len(items), "where": where, "next": arguments}
     return rows
 
 
-_KEY = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 PICK_JQ_VALUES = 6  # a jq read of the rest of a pick names at most this many values
-
-
-def _jq_path(segments: Sequence[Any]) -> str | None:
-    """Template segments (keys only) as a jq path (``.snippet["os-ext"]``); None past a list."""
-    parts = []
-    for segment in segments:
-        if not isinstance(segment, str):
-            return None
-        parts.append(f".{segment}" if _KEY.fullmatch(segment) else f"[{json.dumps(segment)}]")
-    return "".join(parts) or "."
 
 
 def _pick_jq(table: Table, column: tuple[Any, ...], held: Sequence[str]) -> str | None:
     """A jq expression that gives every picked row (its index and the table's columns), or None when the
     values are too many or a column runs through a list of the item."""
+    from pflow_structure.paths.jq import jq_rows_where
+
     values = list(dict.fromkeys(held))
-    owner = _jq_path(table.owner)
-    where = _jq_path(column)
-    projections = [(relative(each), _jq_path(each)) for each in table.columns]
-    if owner is None or where is None or len(values) > PICK_JQ_VALUES or any(p is None for _, p in projections):
+    if len(values) > PICK_JQ_VALUES:
         return None
-    fields = ", ".join(f"{json.dumps(name)}: .value{path}" for name, path in projections)
-    listed = ", ".join(json.dumps(value) for value in values)
-    return f"[{owner} | to_entries[] | select(.value{where} | IN({listed})) | {{i: .key, {fields}}}]"
+    return jq_rows_where(table.owner, column, [(relative(each), each) for each in table.columns], values)
 
 
 def _indexed_rows(
@@ -386,7 +395,7 @@ def value_lines(
         lines.extend(f"{read}: {cell(values[read])}{ALIKE}" for read in every if read in alike)
         reads = [read for read in every if read not in alike] or every
         columns = [values[read] if isinstance(values[read], list) else [] for read in reads]
-        paged = more.get(reads[0]) or {}
+        paged = _entry(more, reads[0])
         total = int(paged.get("items", len(columns[0])))
         names = [read[len(owner) + 3 :].lstrip(".") or "." for read in reads]
         if "order" in paged or "where" in paged:  # ranked or picked: each row with its item's index
@@ -394,7 +403,7 @@ def value_lines(
             rows_ = zip((paged.get("order") or paged["where"])["items"], *columns, strict=True)
             lines.extend(_ranked_row(index, cells) for index, *cells in rows_)
             in_order = " in their order" if "order" in paged else ""
-            reads_on = "Every picked row" if "jq" in paged["next"] else f"All {total:,} rows{in_order}"
+            reads_on = "The other picked rows" if "jq" in paged["next"] else f"All {total:,} rows{in_order}"
             lines.append(f"{reads_on}: {call(dict(paged['next']))}")
             continue
         lines.append(_header(owner, names, total))

@@ -131,10 +131,11 @@ def want_answer(
 
     answer = build(room)
     for _ in range(FIT_TRIES):  # the rows fill the room: the lines around them may take a few tokens more
-        over = count_tokens(read(answer)) - budget
-        if over <= 0 or room <= 0:
+        tokens = count_tokens(read(answer))
+        if tokens <= budget or room <= 0:
             break
-        room -= over + 10
+        # the rows' share of what is over, at least: the lines around them stay
+        room = min(room - (tokens - budget) - 10, room * budget // tokens)
         answer = build(room)
     return answer
 
@@ -261,7 +262,13 @@ def sized_answer(
     limit = view_tokens(view) + allowance
     # Compact JSON over this many characters a token cannot come back under the view: not rendered.
     if not compact_longer_than(data_value(outputs), CHARS_PER_TOKEN * limit):
-        _, tokens = rendered_data(data_value(outputs), settings, str(described.get("node_type")))
+        if form == "json":  # the dict's reader gets the data as JSON, not as format's pick
+            from pflow_structure.render.output_text import format_json
+            from pflow_structure.render.tokens import count_tokens
+
+            tokens = count_tokens(format_json(data_value(outputs), compact=True))
+        else:
+            _, tokens = rendered_data(data_value(outputs), settings, str(described.get("node_type")))
         if tokens <= limit:
             return data_answer(described, outputs, style)
     return dict(view) if view is not described else None

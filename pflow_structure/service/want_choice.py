@@ -71,9 +71,10 @@ def value_words(
 
     found: dict[str, set[str]] = {}
     for path in paths:
-        if "str" not in str(structure[path].get("type")) or path.endswith("]"):  # a list's items are tags
-            continue
-        values = _leaves(outputs, parse_path(path))
+        segments = parse_path(path)
+        if "str" not in str(structure[path].get("type")) or (segments and isinstance(segments[-1], int)):
+            continue  # a list's items are tags (a quoted key, ``["os-ext"]``, is a field)
+        values = _leaves(outputs, segments)
         strings = [value for value in values if isinstance(value, str)]
         distinct = set(strings)
         if not strings or len(distinct) > FEW or any(len(text) > WORD_CHARS for text in distinct):
