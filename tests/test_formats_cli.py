@@ -372,6 +372,16 @@ def test_the_token_vocabulary_is_built_before_the_render_clock_starts() -> None:
     assert built_when_timed == [1, 1]  # no first-call build counted as a slow render
 
 
+def test_the_built_vocabulary_keeps_one_copy_of_its_ranks_and_still_counts() -> None:
+    from pflow_structure.render import tokens
+
+    encoding = tokens._encoding()
+    if encoding is None:
+        pytest.skip("tiktoken or litellm's o200k file is not installed")
+    assert len(encoding._mergeable_ranks) == 0  # tiktoken's pickling copy, 27 MB resident (issue 37)
+    assert count_tokens("hello world, how are you") == 6  # hello / world / , / how / are / you
+
+
 def test_format_stats_times_runs_after_one_untimed_render() -> None:
     from pflow_structure.render.metrics import format_stats
 
