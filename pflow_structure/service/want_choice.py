@@ -145,6 +145,7 @@ def by_word(
         return max(term_matches(term, keys[path]), WORD_MATCH if term in said.get(path, ()) else 0.0)
 
     first: list[str] = []
+    named: set[str] = set()  # the words some field answers to by name
     for term in want_terms(want):
         # Of two fields the word names alike, the one nearer its record, then the one it names whole
         # (``email`` before ``secondEmail``).
@@ -153,11 +154,12 @@ def by_word(
             for path in pool
         ]
         best = max(scored, default=(0.0, 0, False, 0, ""))
+        if best[0] >= WORD_MATCH:
+            named.add(term)
         if best[0] >= (MEANING if term in ASKS else WORD_MATCH) and best[-1] not in first:
             first.append(best[-1])
     # Then each other word's best field by meaning ("how long": ``duration``; "cost": ``price``), the one the
     # filter ranked higher first among equals: one field a word, before fields that meet several words weakly.
-    named = {term for term in want_terms(want) if any(score(path, term) >= WORD_MATCH for path in pool)}
     others = [term for term in want_terms(want) if term not in nouns]
     meets = {path: [score(path, term) for term in others] for path in values}
     for term in others:
@@ -370,8 +372,9 @@ def row_filter(
     nothing: an item holds several of its values."""
     from pflow_structure.filtering.want import STOPWORDS, words
 
-    said = [word for word in words(want.lower()) if word not in STOPWORDS]
-    if {"each", "every", "all"} & set(words(want.lower())) or NEGATION.search(want):
+    every = words(want.lower())
+    said = [word for word in every if word not in STOPWORDS]
+    if {"each", "every", "all"} & set(every) or NEGATION.search(want):
         return None  # "on which node does each task run": every row
     columns = [path for path in shown if path.count("[0]") == 1 and path in structure]
     values = value_words(outputs, structure, columns, stems=False)
