@@ -140,7 +140,7 @@ def want_answer(
     return answer
 
 
-FIT_TRIES = 8  # each try takes the tokens over the budget and 10 more from the rows' room
+FIT_TRIES = 8  # each try shrinks the rows' room by what is over and 10 more, or in proportion when that is more
 
 
 def want_text(
