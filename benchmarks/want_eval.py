@@ -269,6 +269,41 @@ def answer_rows(responses: Sequence[Response], settings: Any) -> list[str]:
     return lines
 
 
+class usual_names:
+    """While entered, each want answer's map names the ``count`` fields holding values that the filter
+    scores highest (question aside) and the values do not show, ahead of the fields the words match:
+    what naming more costs (issue 35's 95% named against its efficiency), in a map of at most ``map_tokens``
+    tokens. A measurement, not a setting."""
+
+    def __init__(self, count: int, map_tokens: int) -> None:
+        self.count, self.map_tokens = count, map_tokens
+
+    def __enter__(self) -> None:
+        from pflow_structure.filtering import fields_of
+        from pflow_structure.filtering.heuristic import choose_fields
+        from pflow_structure.render import want_text
+        from pflow_structure.service.want_choice import _is_value
+
+        self.before = original = want_text.want_map
+        self.limits = want_text.MAP_TOKENS, want_text.MAX_NAMED
+        want_text.MAP_TOKENS, want_text.MAX_NAMED = self.map_tokens, max(want_text.MAX_NAMED, self.count)
+        count = self.count
+
+        def want_map(structure: Any, fields: Any, shown: Any, matched: Any, counter: Any = None) -> Any:
+            scores = choose_fields(structure).scores
+            pool = [p for p in fields_of(structure) if _is_value(structure[p], p) and p not in shown]
+            best = sorted(pool, key=lambda path: -scores.get(path, 0.0))[:count]
+            return original(structure, fields, shown, list(dict.fromkeys([*best, *matched])), counter)
+
+        want_text.want_map = want_map
+
+    def __exit__(self, *exc: object) -> None:
+        from pflow_structure.render import want_text
+
+        want_text.want_map = self.before
+        want_text.MAP_TOKENS, want_text.MAX_NAMED = self.limits
+
+
 def corpus_rows(workdir: Path) -> list[str]:
     """The 28 corpus files without want: tokens of what ``run`` prints (the view, or the data when smaller)."""
     from common import CORPUS, Context, cli_text
@@ -469,6 +504,16 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--want-model", default="", choices=["", "wordllama"], help="the opt-in embeddings")
     parser.add_argument("--answers", action="store_true", help="only the want answers + one read (issue 35)")
     parser.add_argument("--corpus", action="store_true", help="only the 28 corpus files' run text, without want")
+    parser.add_argument(
+        "--usual-names",
+        type=int,
+        default=0,
+        metavar="K",
+        help="each want answer's map also names the K fields the filter scores highest (the cost of naming more)",
+    )
+    parser.add_argument(
+        "--map-tokens", type=int, default=100, metavar="N", help="with --usual-names: the map's length (100: as shipped)"
+    )
     args = parser.parse_args(argv)
     responses = load()
     if not responses:
@@ -485,6 +530,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         settings = Settings(cache_dir=Path(workdir), filtering=options)
         if args.corpus:
             print("\n".join(corpus_rows(Path(workdir))))
+            return 0
+        if args.usual_names:
+            with usual_names(args.usual_names, args.map_tokens):
+                print("\n".join(answer_rows(responses, settings)))
             return 0
         answers = answer_rows(responses, settings)
         if args.answers:
