@@ -282,7 +282,7 @@ class usual_names:
         from pflow_structure.filtering import fields_of
         from pflow_structure.filtering.heuristic import choose_fields
         from pflow_structure.render import want_text
-        from pflow_structure.service.want_choice import _is_value
+        from pflow_structure.service.want_choice import is_value
 
         self.before = original = want_text.want_map
         self.limits = want_text.MAP_TOKENS, want_text.MAX_NAMED
@@ -291,7 +291,7 @@ class usual_names:
 
         def want_map(structure: Any, fields: Any, shown: Any, matched: Any, counter: Any = None) -> Any:
             scores = choose_fields(structure).scores
-            pool = [p for p in fields_of(structure) if _is_value(structure[p], p) and p not in shown]
+            pool = [p for p in fields_of(structure) if is_value(structure[p], p) and p not in shown]
             best = sorted(pool, key=lambda path: -scores.get(path, 0.0))[:count]
             return original(structure, fields, shown, list(dict.fromkeys([*best, *matched])), counter)
 
@@ -512,7 +512,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         help="each want answer's map also names the K fields the filter scores highest (the cost of naming more)",
     )
     parser.add_argument(
-        "--map-tokens", type=int, default=100, metavar="N", help="with --usual-names: the map's length (100: as shipped)"
+        "--map-tokens", type=int, default=100, metavar="N", help="with --usual-names: the map's tokens (100: shipped)"
     )
     args = parser.parse_args(argv)
     responses = load()

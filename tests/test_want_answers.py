@@ -199,6 +199,29 @@ def test_a_want_answer_stays_within_max_tokens() -> None:
     assert count_tokens(outcome.stdout) <= 300
 
 
+def test_a_small_budget_shrinks_the_map_before_the_rows_and_drops_it_before_the_last_row() -> None:
+    want = "title and state of each issue"
+    for budget in (160, 200, 300):
+        outcome = invoke("run", "read-json", f"path={ISSUES}", "--want", want, "--max-tokens", str(budget))
+        assert count_tokens(outcome.stdout) <= budget, outcome.stdout
+        rest = [line for line in outcome.stdout.splitlines() if line.startswith("Rest: ")]
+        assert all(count_tokens(line) <= budget // 5 for line in rest), rest  # the map's share of a small budget
+    tight = invoke("run", "read-json", f"path={ISSUES}", "--want", want, "--max-tokens", "140").stdout
+    assert count_tokens(tight) <= 140, tight
+    assert "Rest: " not in tight  # no room for the map beside one row
+    assert "  150,Different results from Betamax vs Requests,closed,null" in tight.splitlines()
+    assert "--offset 1" in tight
+
+
+def test_run_json_is_sized_as_the_dict_it_prints_not_as_the_text() -> None:
+    outcome = invoke(
+        "run", "read-json", f"path={ISSUES}", "--want", "title and state of each issue", "--max-tokens", "600", "--json"
+    )
+    answer = json.loads(outcome.stdout)
+    assert count_tokens(json.dumps(answer, separators=(",", ":"), ensure_ascii=False)) <= 600
+    assert 1 <= len(answer["values"]["result[*].title"]) < 100
+
+
 def test_structure_gives_the_want_view_and_the_structure_command_the_full_one() -> None:
     view = registry_run("read-json", {"path": str(ISSUES)}, want="title", structure=True)
     assert "values" not in view and view["wanted"][0] == "result[0].title"

@@ -147,17 +147,14 @@ def run(
         jq=jq_expression,
         structure=force_structure,
         style="cli",
+        form="json" if as_json else "text",  # sized as what is printed
     )
-    if jq_expression is not None:
-        from pflow_structure.service.field_answers import fields_found
+    if jq_expression is not None or chosen is not None:
+        from pflow_structure.service.field_answers import fields_found, fields_text
         from pflow_structure.service.querying import jq_fields_text
 
-        echo_json(result) if as_json else echo_text(jq_fields_text(result, jq_expression))
-        ctx.exit(0 if fields_found(result) else 1)
-    if chosen is not None:
-        from pflow_structure.service.field_answers import fields_found, fields_text
-
-        echo_json(result) if as_json else echo_text(fields_text(result))
+        text = jq_fields_text(result, jq_expression) if jq_expression is not None else fields_text(result)
+        echo_json(result) if as_json else echo_text(text)
         ctx.exit(0 if fields_found(result) else 1)
     if as_json:
         echo_json(result)

@@ -24,6 +24,7 @@ from pflow_structure.render.want_values import CallText, value_lines
 MAX_CONTAINERS = 3  # the map names at most this many containers (about 100 tokens in all)
 MAX_NAMED = 40  # and at most this many matching fields by name (a bound: a question names about 12)
 MAP_TOKENS = 100  # and, given a counter, as many as keep the map within this many tokens
+MAP_SHARE = 5  # and within this share of a smaller answer budget (1/5 of 300 tokens: 60)
 
 
 class WantMap(NamedTuple):
@@ -71,10 +72,11 @@ def want_map(
     shown: Sequence[str],
     matched: Sequence[str],
     count: Callable[[str], int] | None = None,
+    tokens: int = MAP_TOKENS,
 ) -> WantMap:
     """The map of ``structure`` (the whole one) beside the values ``shown`` (template paths): its
     containers, how many of ``fields`` each holds beyond those, and ``matched`` (fields the words
-    matched, not shown) by name."""
+    matched, not shown) by name, as many as keep it within ``tokens`` (given a counter)."""
     containers = _containers(structure)
     rest = [field for field in fields if field not in shown]
     innermost = {c for c in containers if not any(o != c and _inside(o, c) for o in containers)}
@@ -98,10 +100,10 @@ def want_map(
         parts.append(f"+{left} more containers")
     text = "Rest: " + ("; ".join(parts) if parts else f"{len(rest)} more fields") if parts or rest else ""
     words = [path for path in matched if path not in shown][:MAX_NAMED]
-    if words and count is not None:  # as many names as keep the map within MAP_TOKENS
-        room = MAP_TOKENS - count(text + "; your words also match: ")
+    if words and count is not None:  # as many names as keep the map within its tokens: none when none fits
+        room = tokens - count(text + "; your words also match: ")
         fits = [n for n in range(1, len(words) + 1) if count(_names(words[:n])) <= room]
-        words = words[: max(fits, default=1)]
+        words = words[: max(fits, default=0)]
     if words:
         text = (f"{text}; " if text else "Rest: ") + "your words also match: " + _names(words)
         named.update({path: dict(structure[path]) for path in words if path in structure})

@@ -35,6 +35,7 @@ def registry_run(
     jq: str | None = None,
     structure: bool = False,
     style: str = "tool",
+    form: str | None = None,
 ) -> dict[str, Any]:
     """Run a node, cache what it wrote, and return its structure (no values); with ``fields``, the
     values at those paths instead (:func:`pflow_structure.service.answers.fields_answer`); with ``jq``
@@ -56,7 +57,8 @@ def registry_run(
     (else the want budget); an output whose compact rendering costs no more than its view comes back as
     ``data`` (:mod:`pflow_structure.service.want_answer`). ``structure`` asks for the structure view
     whatever the size (with ``want``: the matching fields first, named in ``wanted``); ``style`` ("cli"
-    or "tool") is how the answer writes the calls that read on.
+    or "tool") is how the answer writes the calls that read on; ``form`` ("text" or "json", by default "text" for
+    the "cli" style) is what the answer is sized as when printed: its text, or the dict's compact JSON.
     """
     from pflow_structure.service.arguments import resolve_arguments
 
@@ -96,7 +98,7 @@ def registry_run(
             want_budget=None if max_tokens is None else answer_budget(max_tokens, settings),
             force_structure=structure,
             style=style,
-            form="text" if style == "cli" else "json",  # the MCP server and the Python API give the dict
+            form=form or ("text" if style == "cli" else "json"),  # the MCP server and the Python API give the dict
         )
         if sized is not None:
             return sized

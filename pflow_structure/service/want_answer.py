@@ -64,7 +64,7 @@ def want_answer(
     JSON: the MCP server's ``registry_run``)."""
     from pflow_structure.filtering import fields_of
     from pflow_structure.render.tokens import count_tokens
-    from pflow_structure.render.want_text import want_map
+    from pflow_structure.render.want_text import MAP_SHARE, MAP_TOKENS, WantMap, want_map
     from pflow_structure.render.want_values import picked_items, want_values
     from pflow_structure.service.answers import next_call
 
@@ -77,9 +77,9 @@ def want_answer(
     where = row_filter(outputs, structure, shown, str(described.get("want") or "")) if order is None else None
     # the rows a value word picks, found once (each build below would walk the whole list again)
     picked = picked_items(outputs, where.path, lambda cell: holds(cell, where.words)) if where is not None else None
-    mapped = want_map(
-        structure, fields_of(structure), shown, _matched(structure, wanted, described.get("want")), count_tokens
-    )
+    matched = _matched(structure, wanted, described.get("want"))
+    map_tokens = min(MAP_TOKENS, budget // MAP_SHARE)  # a small budget goes to the values first
+    mapped = want_map(structure, fields_of(structure), shown, matched, count_tokens, map_tokens)
     room = budget - count_tokens(mapped.text) - 60  # the id, the head line and the structure command
 
     def call(arguments: dict[str, Any]) -> str:
@@ -136,6 +136,9 @@ def want_answer(
             break
         # the rows' share of what is over, at least: the lines around them stay
         room = min(room - (tokens - budget) - 10, room * budget // tokens)
+        answer = build(room)
+    if mapped.text and count_tokens(read(answer)) > budget:  # no room for a row and the map: the row stays
+        mapped = WantMap("", {})
         answer = build(room)
     return answer
 

@@ -20,7 +20,7 @@ MAX_VALUES = 3  # the values show at most this many matched fields of lists (and
 MAX_PLAIN = 4  # and at most this many outside any list, one line each
 
 
-def _is_value(entry: Mapping[str, Any], path: str = "") -> bool:
+def is_value(entry: Mapping[str, Any], path: str = "") -> bool:
     """A field whose value reads as a cell: not an object, not a list, not below a dict of data keys
     (``[*]`` in a template path: its rows would have no one column)."""
     kinds = set(str(entry.get("type", "")).split("|"))
@@ -132,8 +132,8 @@ def by_word(
     from pflow_structure.filtering.tree import key_segments
     from pflow_structure.filtering.want import MEANING, term_matches, want_terms
 
-    values = [path for path in wanted if path in structure and _is_value(structure[path], path)]
-    pool = [path for path in fields_of(structure) if _is_value(structure[path], path)]
+    values = [path for path in wanted if path in structure and is_value(structure[path], path)]
+    pool = [path for path in fields_of(structure) if is_value(structure[path], path)]
     keys = {path: key_segments(path) for path in pool}
     said = value_words(outputs, structure, pool) if outputs is not None else {}
     rank = {path: position for position, path in enumerate(values)}
@@ -217,7 +217,7 @@ def record_label(
     own = children.get(owner, {})
 
     def text(path: str | None) -> bool:
-        return path is not None and _is_value(structure[path], path) and "str" in str(structure[path].get("type"))
+        return path is not None and is_value(structure[path], path) and "str" in str(structure[path].get("type"))
 
     def best(keys: Mapping[str, str], names: Sequence[str]) -> str | None:
         return next((keys[name] for name in names if text(keys.get(name))), None)
@@ -225,7 +225,7 @@ def record_label(
     found = best(own, SELF_LABELS)
     if found:
         return found
-    plain = [path for path in own.values() if _is_value(structure[path], path)]
+    plain = [path for path in own.values() if is_value(structure[path], path)]
     parts = [
         children.get(tuple(parse_path(path)), {}) for path in own.values() if "dict" in str(structure[path].get("type"))
     ]
@@ -235,7 +235,7 @@ def record_label(
         if found:
             return found
     if handles:
-        return next((own[name] for name in HANDLES if name in own and _is_value(structure[own[name]])), None)
+        return next((own[name] for name in HANDLES if name in own and is_value(structure[own[name]])), None)
     return None
 
 
@@ -246,7 +246,7 @@ def _short_handle(structure: Mapping[str, Mapping[str, Any]], own: Mapping[str, 
     """A record's number, key or id when it is short (``4711``, ``PROJ-12``): what the agent acts on."""
     for name in HANDLES:
         path = own.get(name)
-        if path is None or not _is_value(structure[path]):
+        if path is None or not is_value(structure[path]):
             continue
         entry = structure[path]
         kinds = str(entry.get("type"))
