@@ -124,6 +124,12 @@ def test_jq_answers_as_jq_does(issues_id: str, expression: str, expected: Any) -
     assert read_fields(issues_id, jq=expression) == {expression: expected}
 
 
+def test_the_python_api_pages_a_jq_list_by_offset_and_limit(issues_id: str) -> None:
+    expression = ".result[].number"
+    assert read_fields(issues_id, jq=expression, offset=3, limit=2) == {expression: [147, 146]}
+    assert read_fields(issues_id, jq=expression, offset=98) == {expression: [52, 51]}
+
+
 def test_integers_past_2_to_the_53_keep_their_digits() -> None:
     assert run_jq(".a", {"a": 12345678901234567890123}) == [12345678901234567890123]
 

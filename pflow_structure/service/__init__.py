@@ -310,7 +310,8 @@ def read_fields(
     see :mod:`pflow_structure.paths.jq` for what it refuses and its limits).
 
     Each path is resolved independently; one that is invalid or resolves to nothing gives
-    ``None``. Wildcard and JSONPath paths give lists, paged by ``offset`` and ``limit``.
+    ``None``. Wildcard and JSONPath paths give lists, paged by ``offset`` and ``limit``, as does a jq
+    result that is a list.
     Raises ``ExecutionNotFoundError`` ("Execution not found") or
     ``ExecutionExpiredError`` ("Execution expired").
 
@@ -325,7 +326,7 @@ def read_fields(
 
         if field_paths:
             raise ParameterError("give field_paths or jq (an expression), not both")
-        return read_jq(execution_id, jq, settings=settings, cache=cache)
+        return read_jq(execution_id, jq, offset=offset, limit=limit, settings=settings, cache=cache)
     readout = read_fields_detailed(
         execution_id, field_paths, limit=limit, offset=offset, settings=settings, cache=cache
     )

@@ -43,11 +43,18 @@ class JqReadout(NamedTuple):
 
 
 def read_jq(
-    execution_id: str, expression: str, *, settings: Settings | None = None, cache: CacheBackend | None = None
+    execution_id: str,
+    expression: str,
+    *,
+    offset: int = 0,
+    limit: int | None = None,
+    settings: Settings | None = None,
+    cache: CacheBackend | None = None,
 ) -> dict[str, Any]:
-    """``{expression: value}`` for the Python API: the whole value, no budget (a stream as a list,
-    ``None`` when jq answered nothing). Raises ``JqExpressionError`` before the cache is read."""
-    found = jq_readout(execution_id, expression, settings=settings, cache=cache)
+    """``{expression: value}`` for the Python API: no budget (a stream as a list, ``None`` when jq answered
+    nothing); a list paged by ``offset`` and ``limit`` as a path's. Raises ``JqExpressionError`` before the
+    cache is read."""
+    found = jq_readout(execution_id, expression, offset=offset, limit=limit, settings=settings, cache=cache)
     return dict(found.readout.values)
 
 
