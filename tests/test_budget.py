@@ -294,3 +294,15 @@ def test_an_offset_past_the_end_says_so_over_mcp() -> None:
             "$..number": {"shown": "offset 150 is past the end: the list has 116 items"},
         },
     }
+
+
+def test_a_structure_cut_to_no_paths_by_a_tiny_budget_does_not_say_the_node_wrote_nothing() -> None:
+    from pflow_structure.render.structure_text import NO_PATHS, render_structure_text
+    from pflow_structure.service import registry_run
+
+    answer = registry_run("read-json", {"path": str(EXAMPLES_DATA / "github_issues.json")}, max_tokens=40)
+    assert answer["structure"] == {}
+    text = render_structure_text(answer)
+    assert NO_PATHS not in text
+    assert "(none fit the answer's budget: see the warning below)" in text
+    assert "33 more paths not shown to stay under 40 tokens" in text

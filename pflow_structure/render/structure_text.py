@@ -30,6 +30,7 @@ Layout = Literal["tree", "flat"]
 TREE_HEADER = "Template paths (indented lines extend the path above; ~N average length):"
 FLAT_HEADER = "Available template paths:"
 NO_PATHS = "(none: the node wrote no outputs)"
+NONE_FIT = "(none fit the answer's budget: see the warning below)"
 
 
 def describe_entry(entry: Mapping[str, Any], *, short: bool = False) -> str:
@@ -200,8 +201,8 @@ def render_structure_text(
         lines[2:2] = [f"Page: {result['page']}"]
     structure: Mapping[str, Mapping[str, Any]] = result.get("structure", {})
     header = TREE_HEADER if layout == "tree" else FLAT_HEADER
-    if not structure:
-        lines.append(f"{header} {NO_PATHS}")
+    if not structure:  # every path left out by the budget is not a node without outputs
+        lines.append(f"{header} {NONE_FIT if result.get('field_count') else NO_PATHS}")
     elif layout == "tree":
         lines.append(header)
         lines.extend(tree_lines(structure, result.get("hidden")))
