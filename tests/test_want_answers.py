@@ -364,6 +364,23 @@ def test_a_superlative_ranks_the_rows_by_the_number_its_next_word_names() -> Non
     assert sort_order(structure, shown, "what are the min and max sizes") is None  # names, not superlatives
 
 
+def test_the_column_after_by_and_a_count_before_the_superlative_rank_the_rows() -> None:
+    from pflow_structure.filtering.want import stem
+    from pflow_structure.service.want_choice import Order, record_nouns, sort_order
+
+    structure = {
+        "result[0].title": {"type": "str", "avg_length": 20},
+        "result[0].milestone.open_issues": {"type": "int"},
+        "result[0].comments": {"type": "int"},
+    }
+    shown = list(structure)
+    by = Order("result[0].comments", True, 20)
+    assert sort_order(structure, shown, "top 20 issues by comments") == by  # not open_issues: "issues" is the record
+    assert sort_order(structure, shown, "which 20 issues have the most comments") == by
+    assert sort_order(structure, shown, "the 3 issues from 2021 with the most comments").rows == 3  # type: ignore[union-attr]
+    assert record_nouns("top 20 issues by comments") == {stem("issues")}
+
+
 def test_a_ranked_answer_shows_the_top_rows_with_their_index_and_reads_on_in_order(tmp_path: Path) -> None:
     posts = [{"id": n, "title": f"post {n}", "score": (n * 37) % 101} for n in range(30)]
     path = tmp_path / "posts.json"

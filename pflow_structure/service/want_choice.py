@@ -92,13 +92,18 @@ QUANTIFIERS = frozenset({"each", "every", "which", "all", "per", "any"})
 
 
 def record_nouns(want: str) -> set[str]:
-    """The stems of the words that name the records a question is about (after :data:`QUANTIFIERS`)."""
+    """The stems of the words that name the records a question is about (after :data:`QUANTIFIERS` or a
+    count: "each issue", "top 20 issues")."""
     from itertools import pairwise
 
     from pflow_structure.filtering.want import STOPWORDS, stem, words
 
     said = [word.lower() for word in words(want)]
-    return {stem(word) for before, word in pairwise(said) if before in QUANTIFIERS and word not in STOPWORDS}
+    return {
+        stem(word)
+        for before, word in pairwise(said)
+        if (before in QUANTIFIERS or before.isdigit()) and word not in STOPWORDS and not word.isdigit()
+    }
 
 
 def _whole_key(term: str, keys: Sequence[str]) -> bool:
@@ -331,14 +336,18 @@ def sort_order(structure: Mapping[str, Mapping[str, Any]], shown: Sequence[str],
     if found is None:
         return None
     position, word = found
-    near = [w for w in said[max(position - 1, 0) : position + 2] if w.isdigit() and 0 < int(w) <= 100]
-    rows = int(near[0]) if near else Order._field_defaults["rows"]
+    # "top 20", "which 20 issues have the most": the count nearest the superlative
+    counts = sorted((abs(i - position), int(w)) for i, w in enumerate(said) if w.isdigit() and 0 < int(w) <= 100)
+    rows = counts[0][1] if counts else Order._field_defaults["rows"]
     columns = [path for path in shown if "[0]" in path and path in structure]
     if word in NEWEST | OLDEST:
         times = [path for path in columns if _timelike(path, structure[path])]
         return Order(times[0], word in NEWEST, rows) if times else None
     numbers = [path for path in columns if _numeric(structure[path])]
-    after = [stem(w) for w in said[position + 1 : position + 3]]
+    # the words that name the column: after "by" when it follows ("top 20 issues by comments"), else the next two
+    rest = said[position + 1 :]
+    rest = rest[rest.index("by") + 1 :] if "by" in rest else rest
+    after = [stem(w) for w in rest if not w.isdigit()][:2]
 
     def names(path: str) -> bool:
         return any(term_matches(term, key_segments(path)) >= WORD_MATCH for term in after)
