@@ -403,6 +403,22 @@ def test_a_ranked_answer_shows_the_top_rows_with_their_index_and_reads_on_in_ord
     assert lines[7].startswith("All 30 rows in their order: pflow-structure read-fields exec-")
 
 
+def test_ranked_rows_cut_by_the_budget_read_on_with_the_next_ones_by_rank_in_one_jq_call(tmp_path: Path) -> None:
+    posts = [{"id": n, "title": f"post number {n} " + "words " * 20, "score": (n * 37) % 101} for n in range(60)]
+    posts[7]["score"] = None  # a missing score ranks last, and jq reads past it as the answer does
+    path = tmp_path / "posts.json"
+    path.write_text(json.dumps(posts), encoding="utf-8")
+    answer = registry_run("read-json", {"path": str(path)}, want="the 25 highest-scoring posts", max_tokens=900)
+    more = answer["_more"][next(iter(answer["_more"]))]
+    shown = more["order"]["items"]
+    assert 1 < len(shown) < 25, more["shown"]
+    rest = read_fields(answer["execution_id"], jq=more["next"]["jq"])[more["next"]["jq"]]
+    ranked = sorted((n for n in range(60) if n != 7), key=lambda n: -posts[n]["score"])  # type: ignore[operator]
+    assert [row["i"] for row in rest] == ranked[len(shown) : 25]  # no score is tied: one order
+    assert [*shown, *(row["i"] for row in rest)] == ranked[:25]
+    assert rest[0]["score"] == posts[ranked[len(shown)]]["score"]
+
+
 def _lines(outputs: Any, paths: list[str], budget: int = 2000) -> Any:
     return want_values(outputs, paths, execution_id="exec-1-abc", budget=budget, count=count_tokens, call=str)
 

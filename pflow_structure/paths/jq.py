@@ -198,6 +198,29 @@ def jq_rows_where(
     return f"[{start} | to_entries[] | select(.value{where} | IN({said})) | {{i: .key, {fields}}}]"
 
 
+def jq_rows_ranked(
+    owner: Sequence[Any],
+    column: Sequence[Any],
+    columns: Sequence[tuple[str, Sequence[Any]]],
+    ranked: tuple[str, bool, Sequence[int], int],
+) -> str | None:
+    """The jq expression for the next rows of the list at ``owner`` ranked by ``column``: ``ranked`` is
+    (the type the ranked cells have, "number" or "string"; highest first; the indices already shown, left
+    out; how many more), each row as :func:`jq_rows_where` writes it; None when a path runs through a list."""
+    import json
+
+    kind, highest, shown, more = ranked
+    by, listed = jq_path(column), [(name, jq_path(segments)) for name, segments in columns]
+    start = jq_path(owner)
+    if start is None or by is None or any(path is None for _, path in listed):
+        return None
+    fields = ", ".join(f"{json.dumps(name)}: .value{path}" for name, path in listed)
+    skip = f" | select(.key | IN({', '.join(str(index) for index in shown)}) | not)" if shown else ""
+    order = f"sort_by(.value{by}){' | reverse' if highest else ''}"
+    rows = f"[{start} | to_entries[] | select(.value{by} | type == {json.dumps(kind)}){skip}]"
+    return f"{rows} | {order} | .[:{more}] | map({{i: .key, {fields}}})"
+
+
 _FIRST_KEY = re.compile(r"^[\s(\[{]*\.(\[|[A-Za-z_][A-Za-z0-9_]*)")  # the key (or index) an expression starts from
 
 

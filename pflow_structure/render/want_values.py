@@ -248,7 +248,16 @@ def _ranked_rows(
     chosen, rows = _indexed_rows(items, table, ranked[:wanted], reads, values, room, count)
     sorted_by = read_path([*table.owner, 0, *column])
     order = {"by": sorted_by, "highest_first": highest, "items": chosen}
-    arguments = {"execution_id": execution_id, "field_paths": reads}
+    arguments: dict[str, Any] = {"execution_id": execution_id, "field_paths": reads}
+    kinds = {type(pick(items[i], column)) for i in present}
+    left = min(wanted, len(present)) - len(chosen)
+    if left > 0 and len(kinds) == 1:  # the rows asked for past those shown, ranked, in one jq read
+        from pflow_structure.paths.jq import jq_rows_ranked
+
+        kind = "string" if kinds == {str} else "number"
+        columns = [(relative(each), each) for each in table.columns]
+        expression = jq_rows_ranked(table.owner, column, columns, (kind, highest, chosen, left))
+        arguments = {"execution_id": execution_id, "jq": expression} if expression else arguments
     shown = f"the {len(chosen)} {'highest' if highest else 'lowest'} by {relative(column)} of {len(items)}"
     for read in reads:
         more[read] = {"shown": shown, "items": len(items), "order": order, "next": arguments}
@@ -403,7 +412,9 @@ def value_lines(
             rows_ = zip((paged.get("order") or paged["where"])["items"], *columns, strict=True)
             lines.extend(_ranked_row(index, cells) for index, *cells in rows_)
             in_order = " in their order" if "order" in paged else ""
-            reads_on = "The other picked rows" if "jq" in paged["next"] else f"All {total:,} rows{in_order}"
+            reads_on = f"All {total:,} rows{in_order}"
+            if "jq" in paged["next"]:
+                reads_on = "The next rows by rank" if "order" in paged else "The other picked rows"
             lines.append(f"{reads_on}: {call(dict(paged['next']))}")
             continue
         lines.append(_header(owner, names, total))
@@ -415,8 +426,6 @@ def value_lines(
 
 
 ALIKE_ROWS = 3  # a column the same in at least this many rows is written once, above the table
-
-
 ALIKE = " (in every row shown)"
 
 
@@ -438,8 +447,3 @@ def _alike(columns: Sequence[Sequence[Any]], reads: Sequence[str], count: TokenC
     if not any(any(not _same(value, column[0]) for value in column) for column in columns):
         return [False] * len(columns)  # nothing varies: the rows are the answer
     return [once(column, read) for column, read in zip(columns, reads, strict=True)]
-
-
-def covered(shown: Mapping[str, Any], path: str) -> bool:
-    """Whether a template ``path`` (``result[0].title``) is among the read paths ``shown`` as values."""
-    return read_path(parse_path(path)) in shown
