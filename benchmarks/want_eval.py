@@ -270,37 +270,49 @@ def answer_rows(responses: Sequence[Response], settings: Any) -> list[str]:
 
 
 class usual_names:
-    """While entered, each want answer's map names the ``count`` fields holding values that the filter
-    scores highest (question aside) and the values do not show, ahead of the fields the words match:
-    what naming more costs (issue 35's 95% named against its efficiency), in a map of at most ``map_tokens``
-    tokens. A measurement, not a setting."""
+    """While entered, each want answer's map names ``count`` fields holding values that the values do not
+    show, ahead of the fields the words match: the ones the filter scores highest (question aside), or with
+    ``by="wordllama"`` the ones whose names read closest to the question (the opt-in embedding); the map
+    holds at most ``map_tokens`` tokens. What naming more costs (issue 35's 95% named against its
+    efficiency): a measurement, not a setting."""
 
-    def __init__(self, count: int, map_tokens: int) -> None:
-        self.count, self.map_tokens = count, map_tokens
+    def __init__(self, count: int, map_tokens: int, by: str = "score") -> None:
+        self.count, self.map_tokens, self.by = count, map_tokens, by
 
     def __enter__(self) -> None:
         from pflow_structure.filtering import fields_of
+        from pflow_structure.filtering.embedding import closest_fields
         from pflow_structure.filtering.heuristic import choose_fields
         from pflow_structure.render import want_text
+        from pflow_structure.service import want_answer as answers
         from pflow_structure.service.want_choice import is_value
 
-        self.before = original = want_text.want_map
+        self.before = original, answer = want_text.want_map, answers.want_answer
         self.limits = want_text.MAP_TOKENS, want_text.MAX_NAMED
-        want_text.MAP_TOKENS, want_text.MAX_NAMED = self.map_tokens, max(want_text.MAX_NAMED, self.count)
-        count = self.count
+        want_text.MAX_NAMED = max(want_text.MAX_NAMED, self.count)
+        count, tokens, by, asked = self.count, self.map_tokens, self.by, [""]
 
-        def want_map(structure: Any, fields: Any, shown: Any, matched: Any, counter: Any = None) -> Any:
-            scores = choose_fields(structure).scores
+        def want_answer(described: Any, *args: Any, **kwargs: Any) -> Any:
+            asked[0] = str(described.get("want") or "")  # the question, for the embedding
+            return answer(described, *args, **kwargs)
+
+        def want_map(structure: Any, fields: Any, shown: Any, matched: Any, counter: Any = None, _: int = 0) -> Any:
             pool = [p for p in fields_of(structure) if is_value(structure[p], p) and p not in shown]
-            best = sorted(pool, key=lambda path: -scores.get(path, 0.0))[:count]
-            return original(structure, fields, shown, list(dict.fromkeys([*best, *matched])), counter)
+            if by == "wordllama":
+                near = closest_fields(structure, asked[0], best=len(fields_of(structure)))
+                best = [path for path in near if path in pool][:count]
+            else:
+                scores = choose_fields(structure).scores
+                best = sorted(pool, key=lambda path: -scores.get(path, 0.0))[:count]
+            return original(structure, fields, shown, list(dict.fromkeys([*best, *matched])), counter, tokens)
 
-        want_text.want_map = want_map
+        want_text.want_map, answers.want_answer = want_map, want_answer
 
     def __exit__(self, *exc: object) -> None:
         from pflow_structure.render import want_text
+        from pflow_structure.service import want_answer as answers
 
-        want_text.want_map = self.before
+        want_text.want_map, answers.want_answer = self.before
         want_text.MAP_TOKENS, want_text.MAX_NAMED = self.limits
 
 
@@ -512,6 +524,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         help="each want answer's map also names the K fields the filter scores highest (the cost of naming more)",
     )
     parser.add_argument(
+        "--names-by", default="score", choices=["score", "wordllama"], help="with --usual-names: which fields"
+    )
+    parser.add_argument(
         "--map-tokens", type=int, default=100, metavar="N", help="with --usual-names: the map's tokens (100: shipped)"
     )
     args = parser.parse_args(argv)
@@ -532,7 +547,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             print("\n".join(corpus_rows(Path(workdir))))
             return 0
         if args.usual_names:
-            with usual_names(args.usual_names, args.map_tokens):
+            with usual_names(args.usual_names, args.map_tokens, args.names_by):
                 print("\n".join(answer_rows(responses, settings)))
             return 0
         answers = answer_rows(responses, settings)
