@@ -220,6 +220,11 @@ def test_run_json_is_sized_as_the_dict_it_prints_not_as_the_text() -> None:
     answer = json.loads(outcome.stdout)
     assert count_tokens(json.dumps(answer, separators=(",", ":"), ensure_ascii=False)) <= 600
     assert 1 <= len(answer["values"]["result[*].title"]) < 100
+    # too small for the map beside the rows: the map goes and the rows take its room again (not one row)
+    tight = registry_run("read-json", {"path": str(ISSUES)}, want="title and state of each issue", max_tokens=500)
+    assert count_tokens(json.dumps(tight, separators=(",", ":"), ensure_ascii=False)) <= 500
+    assert tight["map"] == ""
+    assert len(tight["values"]["result[*].title"]) >= 5
 
 
 def test_structure_gives_the_want_view_and_the_structure_command_the_full_one() -> None:

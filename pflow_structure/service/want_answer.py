@@ -129,17 +129,22 @@ def want_answer(
 
         return format_json(answer, compact=True) if form == "json" else want_text(answer, style)
 
-    answer = build(room)
-    for _ in range(FIT_TRIES):  # the rows fill the room: the lines around them may take a few tokens more
-        tokens = count_tokens(read(answer))
-        if tokens <= budget or room <= 0:
-            break
-        # the rows' share of what is over, at least: the lines around them stay
-        room = min(room - (tokens - budget) - 10, room * budget // tokens)
+    def fit(room: int) -> dict[str, Any]:
         answer = build(room)
-    if mapped.text and count_tokens(read(answer)) > budget:  # no room for a row and the map: the row stays
+        for _ in range(FIT_TRIES):  # the rows fill the room: the lines around them may take a few tokens more
+            tokens = count_tokens(read(answer))
+            if tokens <= budget or room <= 0:
+                break
+            # the rows' share of what is over, at least: the lines around them stay
+            room = min(room - (tokens - budget) - 10, room * budget // tokens)
+            answer = build(room)
+        return answer
+
+    answer = fit(room)
+    if mapped.text and count_tokens(read(answer)) > budget:  # no room for the rows and the map: the rows stay
+        room += count_tokens(mapped.text)
         mapped = WantMap("", {})
-        answer = build(room)
+        answer = fit(room)
     return answer
 
 
