@@ -411,6 +411,7 @@ def test_a_ranked_answer_shows_the_top_rows_with_their_index_and_reads_on_in_ord
 def test_ranked_rows_cut_by_the_budget_read_on_with_the_next_ones_by_rank_in_one_jq_call(tmp_path: Path) -> None:
     posts = [{"id": n, "title": f"post number {n} " + "words " * 20, "score": (n * 37) % 101} for n in range(60)]
     posts[7]["score"] = None  # a missing score ranks last, and jq reads past it as the answer does
+    posts[9]["score"] = 9.5  # a float among ints: numbers all the same
     path = tmp_path / "posts.json"
     path.write_text(json.dumps(posts), encoding="utf-8")
     answer = registry_run("read-json", {"path": str(path)}, want="the 25 highest-scoring posts", max_tokens=900)

@@ -249,14 +249,13 @@ def _ranked_rows(
     sorted_by = read_path([*table.owner, 0, *column])
     order = {"by": sorted_by, "highest_first": highest, "items": chosen}
     arguments: dict[str, Any] = {"execution_id": execution_id, "field_paths": reads}
-    kinds = {type(pick(items[i], column)) for i in present}
+    kinds = {"string" if isinstance(pick(items[i], column), str) else "number" for i in present}
     left = min(wanted, len(present)) - len(chosen)
     if left > 0 and len(kinds) == 1:  # the rows asked for past those shown, ranked, in one jq read
         from pflow_structure.paths.jq import jq_rows_ranked
 
-        kind = "string" if kinds == {str} else "number"
         columns = [(relative(each), each) for each in table.columns]
-        expression = jq_rows_ranked(table.owner, column, columns, (kind, highest, chosen, left))
+        expression = jq_rows_ranked(table.owner, column, columns, (kinds.pop(), highest, chosen, left))
         arguments = {"execution_id": execution_id, "jq": expression} if expression else arguments
     shown = f"the {len(chosen)} {'highest' if highest else 'lowest'} by {relative(column)} of {len(items)}"
     for read in reads:
