@@ -304,7 +304,6 @@ class Proxy(Listing):
 
     async def _call_tool(self, request: dict[str, Any]) -> dict[str, Any]:
         from pflow_structure.mcp.compat import to_dict
-        from pflow_structure.mcp.proxy.spill import close_message
 
         params = request.get("params") or {}
         name = params.get("name")
@@ -335,15 +334,14 @@ class Proxy(Listing):
         except DownstreamError as exc:
             self._log(str(name), len(_json_bytes(sent)), str(exc), stage="call")
             return _result(request["id"], _tool_error(f"Error: {exc}"))
-        try:
-            return await self._shaped_answer(str(name), arguments, answer, want, fields)
-        finally:
-            close_message(answer)  # a text left in a file (mcp/proxy/spill.py): the file goes
+        return await self._shaped_answer(str(name), arguments, answer, want, fields)
 
     async def _shaped_answer(
         self, name: str, arguments: dict[str, Any], answer: dict[str, Any], want: str | None, fields: Selection | None
     ) -> dict[str, Any]:
-        from pflow_structure.mcp.proxy.spill import plain_message, plain_result
+        """The client's answer for the server's; a text of it left in a file (mcp/proxy/spill.py) is read
+        back where it is passed on, and its file is gone when this returns."""
+        from pflow_structure.mcp.proxy.spill import close_message, plain_message, plain_result
         from pflow_structure.mcp.proxy.stdio import encode
 
         if "error" in answer:
@@ -351,13 +349,15 @@ class Proxy(Listing):
         result = answer["result"]
         try:
             shaped = await anyio.to_thread.run_sync(self._shape, name, arguments, result, want, fields)
-            passed = {**answer, "result": plain_result(shaped.result)} if shaped.kind == "passed" else None
-            reply = passed or _result(answer["id"], shaped.result)
+            plain = await anyio.to_thread.run_sync(plain_result, shaped.result)  # passed: read back
+            reply = {**answer, "result": plain} if shaped.kind == "passed" else _result(answer["id"], plain)
             encode(reply)  # it must reach the client: it has to encode
         except Exception as exc:
             self._log(name, len(_json_bytes(result)), exc, stage="transform")
             self.shaped.append("fallback")
             return await anyio.to_thread.run_sync(plain_message, answer)
+        finally:
+            close_message(answer)
         self.shaped.append(shaped.kind)
         return reply
 

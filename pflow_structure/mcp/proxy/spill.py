@@ -208,6 +208,7 @@ class _Envelope:
         self.file = file
         self.decoder = codecs.getincrementaldecoder("utf-8")("surrogatepass")
         self.scan = json.JSONDecoder(parse_float=parse_float).scan_once  # type: ignore[attr-defined]
+        self.probe = json.JSONDecoder().scan_once  # type: ignore[attr-defined]  # where a value ends
         self.lazy_chars = lazy_chars
         self.text = ""
         self.at = 0
@@ -298,14 +299,14 @@ class _Envelope:
         while True:
             at = self._space()
             try:
-                value, end = self.scan(self.text, at)
+                end = self.probe(self.text, at)[1]
             except (StopIteration, ValueError):
                 end = len(self.text)
             following = end
             while following < len(self.text) and self.text[following] in _SPACE:
                 following += 1
             if following < len(self.text) and self.text[following] in ",:}]":
-                self.at = end
+                value, self.at = self.scan(self.text, at)  # once: a spelled float is made once (stdio._SPELLED)
                 return value
             if len(self.text) - at > SMALL_VALUE or not self._more():
                 raise _WholeError

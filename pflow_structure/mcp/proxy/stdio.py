@@ -51,7 +51,9 @@ class _SpelledFloat(float):
     text: str
 
 
-_SPELLED: weakref.WeakSet[_SpelledFloat] = weakref.WeakSet()  # alive only while a message holds one
+# Alive only while a message holds one; by identity (a WeakSet holds one of two equal floats: when that one
+# went, the other, still in a message, was no longer known and was written 19.9 for 19.90).
+_SPELLED: weakref.WeakValueDictionary[int, _SpelledFloat] = weakref.WeakValueDictionary()
 
 
 def _parse_float(text: str) -> float:
@@ -60,7 +62,7 @@ def _parse_float(text: str) -> float:
         return value
     spelled = _SpelledFloat(text)
     spelled.text = text
-    _SPELLED.add(spelled)
+    _SPELLED[id(spelled)] = spelled
     return spelled
 
 
