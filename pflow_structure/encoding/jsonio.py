@@ -135,8 +135,9 @@ def list_items_in(pieces: Iterable[str]) -> Iterator[Any]:
     if not text.startswith("[", at):
         raise ValueError("not a JSON list")
     at, ended, first = at + 1, False, True
+    space = _SPACE.match
     while True:
-        found = _skip_space(text, at, len(text))
+        found = space(text, at).end()  # type: ignore[union-attr]  # always matches (maybe nothing)
         if found < len(text) or ended:
             if first and text.startswith("]", found):
                 at = found
@@ -147,18 +148,19 @@ def list_items_in(pieces: Iterable[str]) -> Iterator[Any]:
                 if ended or not _cut_short(text, error):
                     raise ValueError("not a JSON list") from None
                 after = len(text)  # cut at the end of the piece: read on
-            following = _skip_space(text, after, len(text))
-            cut = following == after and _NUMBER_TAIL.fullmatch(text, following) is not None  # 12 of 123
-            if following < len(text) and not (cut and not ended):  # the item and what follows it are in hand
-                if text[following] not in ",]":
-                    raise ValueError("not a JSON list")
-                yield item
-                first, at = False, following
-                if text[following] == "]":
-                    break
-                at += 1
-                continue
-            if ended:
+            following = space(text, after).end()  # type: ignore[union-attr]
+            if following < len(text):
+                char = text[following]
+                if char == "," or char == "]":  # the item and what follows it are in hand
+                    yield item
+                    first, at = False, following
+                    if char == "]":
+                        break
+                    at += 1
+                    continue
+                if ended or following != after or _NUMBER_TAIL.fullmatch(text, following) is None:
+                    raise ValueError("not a JSON list")  # else a number cut short (12 of 123): read on
+            elif ended:
                 raise ValueError("not a JSON list")
         piece = next(source, None)
         if piece is None:

@@ -275,7 +275,7 @@ async def _lines(read1: Any, sink: Any, limit: int | None = None) -> None:
         with contextlib.suppress(anyio.EndOfStream, anyio.ClosedResourceError, anyio.BrokenResourceError):
             async for line in _split(read1, limit, spill.SPILL_BYTES):
                 if isinstance(line, SpilledLine):  # a large answer's text stays in a file: spill.py
-                    message = spill.message_of(line, _parse_float, decode)
+                    message = await anyio.to_thread.run_sync(spill.message_of, line, _parse_float, decode)
                     del line
                     if message is not None:
                         await sink.send(message)
