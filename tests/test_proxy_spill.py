@@ -210,3 +210,12 @@ def test_a_number_as_the_server_wrote_it_stays_so_when_an_equal_one_is_dropped()
     del first
     gc.collect()
     assert stdio.encode(second or {}) == b'{"jsonrpc":"2.0","id":1,"result":{"price":19.90}}\n'
+
+
+def test_the_failure_log_s_size_of_a_spilled_result_is_that_of_the_result_read_back() -> None:
+    def json_bytes(value: Any) -> bytes:  # as relay.py writes a result's size to the failure log
+        return json.dumps(value, default=repr, ensure_ascii=False).encode("utf-8", "replace")
+
+    found = _spilled(_answer_line(LIST_TEXT + "\ud800", isError=False))
+    size = spill.json_size(found["result"], json_bytes)
+    assert size == len(json_bytes(spill.plain_result(found["result"]))) > len(LIST_TEXT)

@@ -341,7 +341,7 @@ class Proxy(Listing):
     ) -> dict[str, Any]:
         """The client's answer for the server's; a text of it left in a file (mcp/proxy/spill.py) is read
         back where it is passed on, and its file is gone when this returns."""
-        from pflow_structure.mcp.proxy.spill import close_message, plain_message, plain_result
+        from pflow_structure.mcp.proxy.spill import close_message, json_size, plain_message, plain_result
         from pflow_structure.mcp.proxy.stdio import encode
 
         if "error" in answer:
@@ -353,7 +353,7 @@ class Proxy(Listing):
             reply = {**answer, "result": plain} if shaped.kind == "passed" else _result(answer["id"], plain)
             encode(reply)  # it must reach the client: it has to encode
         except Exception as exc:
-            self._log(name, len(_json_bytes(result)), exc, stage="transform")
+            self._log(name, json_size(result, _json_bytes), exc, stage="transform")
             self.shaped.append("fallback")
             return await anyio.to_thread.run_sync(plain_message, answer)
         finally:

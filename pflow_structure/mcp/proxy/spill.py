@@ -175,6 +175,17 @@ def plain_message(message: dict[str, Any]) -> dict[str, Any]:
     return message if plain is result else {**message, "result": plain}
 
 
+def json_size(result: Any, json_bytes: Callable[[Any], bytes]) -> int:
+    """``len(json_bytes(plain_result(result)))`` for a JSON writer that escapes a character at a time (the
+    failure log's size of a result), without reading a spilled text into memory whole."""
+    spilled = spilled_text(result)
+    if spilled is None:
+        return len(json_bytes(result))
+    block = {**result["content"][0], "text": ""}
+    size = len(json_bytes({**result, "content": [block]}))
+    return size + sum(len(json_bytes(piece)) - 2 for piece in spilled.pieces())  # each without its quotes
+
+
 def close_message(message: Any) -> None:
     """Close (and so remove) the files of a message's spilled texts."""
     result = message.get("result") if isinstance(message, dict) else None

@@ -15,8 +15,8 @@ A line longer than ``PFLOW_STRUCTURE_MAX_MESSAGE_SIZE`` (256 MB) is not kept in 
 dropped as it arrives (:class:`_Splitter`), and when either end of it names its id, the peer
 waiting for it gets an error that says the size and the setting: the client for a request of its
 own, the server for the client's answer to one of its requests, the proxy's caller for a
-server's answer. Without the limit, a client
-that writes without a newline grows the proxy by gigabytes a minute.
+server's answer. Without the limit, a client that writes without a newline grows the proxy by
+gigabytes a minute. A server's line over 4 MB goes to a temporary file as it arrives (:mod:`.spill`).
 """
 
 from __future__ import annotations
