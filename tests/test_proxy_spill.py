@@ -219,3 +219,25 @@ def test_the_failure_log_s_size_of_a_spilled_result_is_that_of_the_result_read_b
     found = _spilled(_answer_line(LIST_TEXT + "\ud800", isError=False))
     size = spill.json_size(found["result"], json_bytes)
     assert size == len(json_bytes(spill.plain_result(found["result"]))) > len(LIST_TEXT)
+
+
+class _FullDisk(io.BytesIO):
+    """A temporary file on a disk that fills after ``room`` bytes."""
+
+    def __init__(self, room: int) -> None:
+        super().__init__()
+        self.room = room
+
+    def write(self, data: Any) -> int:
+        if self.tell() + len(data) > self.room:
+            raise OSError(28, "No space left on device")
+        return super().write(data)
+
+
+def test_a_line_whose_disk_fills_is_held_in_memory_and_read_as_before(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(spill, "_temporary", lambda directory: _FullDisk(3000))
+    line = _answer_line(LIST_TEXT)
+    splitter = _Splitter(1 << 20, 100)
+    (held,) = splitter.feed(line[:2500]) + splitter.feed(line[2500:] + b"\n")
+    assert isinstance(held, SpilledLine) and type(held.file) is io.BytesIO and held.read() == line
+    assert spill.message_of(held, stdio._parse_float, stdio.decode) == stdio.decode(line)  # its text: no room

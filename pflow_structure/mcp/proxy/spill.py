@@ -18,6 +18,7 @@ the object holding them is collected, or when the process ends however it ends.
 from __future__ import annotations
 
 import codecs
+import io
 import json
 import tempfile
 from collections.abc import Callable, Iterator
@@ -48,10 +49,12 @@ def spill_dir() -> str:
 
 
 def _temporary(directory: str | None) -> IO[bytes]:
-    try:
-        return tempfile.TemporaryFile(dir=directory or spill_dir())  # mode 0600, and no name left behind
-    except OSError:
-        return tempfile.TemporaryFile()
+    for where in (directory or spill_dir(), None):
+        try:
+            return tempfile.TemporaryFile(dir=where)  # mode 0600, and no name left behind
+        except OSError:
+            continue
+    return io.BytesIO()  # no directory takes a file: the line is held in memory, as before spilling
 
 
 class SpilledLine:
@@ -65,7 +68,15 @@ class SpilledLine:
         self.tail = b""
 
     def write(self, data: bytes | bytearray) -> None:
-        self.file.write(data)
+        try:
+            self.file.write(data)
+        except OSError:  # the disk is full: the line is held in memory from here, as before spilling
+            self.file.seek(0)
+            held = io.BytesIO(self.file.read(self.size))
+            self.file.close()
+            self.file = held
+            self.file.seek(self.size)
+            self.file.write(data)
         self.size += len(data)
         if len(self.head) < self.keep:
             self.head += bytes(data[: self.keep - len(self.head)])
@@ -231,7 +242,7 @@ class _Envelope:
             message = self._object(())
             if self._space() < len(self.text) or not isinstance(message.get("result"), dict) or "method" in message:
                 raise _WholeError
-        except (_WholeError, ValueError, StopIteration):
+        except (_WholeError, ValueError, StopIteration, RecursionError, OSError):  # OSError: a full disk
             for text in self.spilled:
                 text.close()
             raise _WholeError from None
