@@ -62,7 +62,7 @@ def main() -> None:
         for at in range(0, len(line), stdio.CHUNK):
             spilled.write(line[at : at + stdio.CHUNK])
         del line
-        message = stdio.spill.message_of(spilled, stdio._parse_float, stdio.decode)
+        message = stdio.spill.message_of(spilled, stdio.parse_float, stdio.decode)
     else:
         decoded = stdio.as_text(line) if hasattr(stdio, "as_text") else line
         del line

@@ -51,7 +51,7 @@ def _answer_line(text: str, **result: Any) -> bytes:
 def _spilled(line: bytes) -> Any:
     held = SpilledLine()
     held.write(line)
-    return spill.message_of(held, stdio._parse_float, stdio.decode)
+    return spill.message_of(held, stdio.parse_float, stdio.decode)
 
 
 def _open_spill_files() -> list[str]:
@@ -240,4 +240,4 @@ def test_a_line_whose_disk_fills_is_held_in_memory_and_read_as_before(monkeypatc
     splitter = _Splitter(1 << 20, 100)
     (held,) = splitter.feed(line[:2500]) + splitter.feed(line[2500:] + b"\n")
     assert isinstance(held, SpilledLine) and type(held.file) is io.BytesIO and held.read() == line
-    assert spill.message_of(held, stdio._parse_float, stdio.decode) == stdio.decode(line)  # its text: no room
+    assert spill.message_of(held, stdio.parse_float, stdio.decode) == stdio.decode(line)  # its text: no room

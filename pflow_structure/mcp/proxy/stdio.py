@@ -56,7 +56,8 @@ class _SpelledFloat(float):
 _SPELLED: weakref.WeakValueDictionary[int, _SpelledFloat] = weakref.WeakValueDictionary()
 
 
-def _parse_float(text: str) -> float:
+def parse_float(text: str) -> float:
+    """A JSON number as ``json.loads`` reads it; written back as it came when Python spells it otherwise."""
     value = float(text)
     if repr(value) == text or not math.isfinite(value):
         return value
@@ -102,7 +103,7 @@ def decode(line: bytes | bytearray | str) -> dict[str, Any] | None:
     if not line.strip():
         return None
     try:
-        found = json.loads(line, parse_float=_parse_float)
+        found = json.loads(line, parse_float=parse_float)
     except ValueError:
         return None
     return found if isinstance(found, dict) else None
@@ -275,7 +276,7 @@ async def _lines(read1: Any, sink: Any, limit: int | None = None) -> None:
         with contextlib.suppress(anyio.EndOfStream, anyio.ClosedResourceError, anyio.BrokenResourceError):
             async for line in _split(read1, limit, spill.SPILL_BYTES):
                 if isinstance(line, SpilledLine):  # a large answer's text stays in a file: spill.py
-                    message = await anyio.to_thread.run_sync(spill.message_of, line, _parse_float, decode)
+                    message = await anyio.to_thread.run_sync(spill.message_of, line, parse_float, decode)
                     del line
                     if message is not None:
                         await sink.send(message)
