@@ -40,10 +40,10 @@ def spill_dir() -> str:
     """The cache directory (made when missing), else the system's temporary directory."""
     from pflow_structure.settings import Settings
 
-    directory = Settings.from_env().cache_dir
     try:
+        directory = Settings.from_env().cache_dir
         directory.mkdir(parents=True, exist_ok=True, mode=0o700)
-    except OSError:
+    except (OSError, ValueError):  # ValueError: a setting the proxy's start already named (ParameterError)
         return tempfile.gettempdir()
     return str(directory)
 
