@@ -137,10 +137,11 @@ def bench(
     return rows
 
 
-def proxy_peak(env: dict[str, str], records: int) -> dict[str, Any]:
+def proxy_peak(env: dict[str, str], records: int, tool: str = "big") -> dict[str, Any]:
     """The proxy's own peak memory (VmHWM, read before it exits) for one tool result of ``records``
-    records of pretty JSON from tests/servers/faulty_mcp_server.py (the tool ``big``), and the size
-    of that result on the wire."""
+    records of pretty JSON from tests/servers/faulty_mcp_server.py (the tool ``big``; ``malformed``: the
+    same cut 40 characters short, which the proxy passes on), the size of that result on the wire, and
+    the proxy's resident memory and peak before it (after ``initialize`` and a call of 3 records)."""
     server = [sys.executable, str(REPO / "tests" / "servers" / "faulty_mcp_server.py")]
     proxy = subprocess.Popen(
         [*cli(), "proxy", "--", *server],
@@ -177,21 +178,35 @@ def proxy_peak(env: dict[str, str], records: int) -> dict[str, Any]:
     )
     answer(1)
     send({"jsonrpc": "2.0", "method": "notifications/initialized"})
+    send({"jsonrpc": "2.0", "id": 3, "method": "tools/call", "params": {"name": "big", "arguments": {"count": 3}}})
+    answer(3)
+    ready = _memory(proxy.pid)
+    argument = "count" if tool == "big" else "size"
     send(
-        {"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {"name": "big", "arguments": {"count": records}}}
+        {"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {"name": tool, "arguments": {argument: records}}}
     )
     reply = answer(2)
     elapsed = time.perf_counter() - start
-    status = Path(f"/proc/{proxy.pid}/status").read_text(encoding="ascii")
-    peak = int(re.search(r"VmHWM:\s+(\d+) kB", status).group(1)) * 1024  # type: ignore[union-attr]
+    peak = _memory(proxy.pid)["VmHWM"]
     proxy.stdin.close()
     proxy.wait(timeout=60)
     text = reply["result"]["content"][0]["text"]
     match = re.search(r"exec-\d+-[0-9a-f]+", text)
-    if not match:
+    if tool == "big" and not match:
         raise RuntimeError(f"the proxy did not cache the result: {text[:300]}")
     wire = len(json.dumps(records_like(records), indent=2))
-    return {"seconds": elapsed, "peak_bytes": peak, "wire_bytes": wire}
+    return {
+        "seconds": elapsed,
+        "peak_bytes": peak,
+        "wire_bytes": wire,
+        "ready_rss_bytes": ready["VmRSS"],
+        "ready_peak_bytes": ready["VmHWM"],
+    }
+
+
+def _memory(pid: int) -> dict[str, int]:
+    status = Path(f"/proc/{pid}/status").read_text(encoding="ascii")
+    return {name: int(re.search(rf"{name}:\s+(\d+) kB", status).group(1)) * 1024 for name in ("VmRSS", "VmHWM")}  # type: ignore[union-attr]
 
 
 def records_like(count: int) -> list[dict[str, Any]]:

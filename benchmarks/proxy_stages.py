@@ -5,7 +5,9 @@
 The result is the text tests/servers/faulty_mcp_server.py's tool ``big`` answers, in the JSON-RPC line the
 relay reads. Each stage starts from a fresh peak (``/proc/self/clear_refs``, Linux) and prints the process's
 peak (VmHWM) and resident size (VmRSS) after it, in MB, and its seconds: the relay's decoding of the line
-(mcp/proxy/stdio.py), then the shaping and caching of the result (mcp/proxy/shaping.py ``shape_and_store``).
+(mcp/proxy/stdio.py; where mcp/proxy/spill.py exists, the line written to a temporary file as the relay
+writes it, then its envelope read and its text unescaped into a second file), then the shaping and caching
+of the result (mcp/proxy/shaping.py ``shape_and_store``).
 """
 
 from __future__ import annotations
@@ -55,10 +57,17 @@ def main() -> None:
     print(f"text {size / 1e6:.0f} MB, line {len(held[0]) / 1e6:.0f} MB; before (peak, rss) MB: {memory()}")
     start = time.perf_counter()
     line = held.pop()
-    decoded = stdio.as_text(line) if hasattr(stdio, "as_text") else line
-    del line
-    message = stdio.decode(decoded)
-    del decoded
+    if hasattr(stdio, "spill"):  # issue 37, third round: the line in a file, its text in a second one
+        spilled = stdio.spill.SpilledLine()
+        for at in range(0, len(line), stdio.CHUNK):
+            spilled.write(line[at : at + stdio.CHUNK])
+        del line
+        message = stdio.spill.message_of(spilled, stdio.parse_float, stdio.decode)
+    else:
+        decoded = stdio.as_text(line) if hasattr(stdio, "as_text") else line
+        del line
+        message = stdio.decode(decoded)
+        del decoded
     assert message is not None
     print(f"relay decodes the line: {memory()} in {time.perf_counter() - start:.2f} s")
     fresh_peak()

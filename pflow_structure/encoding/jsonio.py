@@ -11,10 +11,10 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from typing import Any
 
-__all__ = ["ORJSON", "dumps", "list_items", "loads", "parse_fast"]
+__all__ = ["ORJSON", "dumps", "list_items", "list_items_in", "loads", "parse_fast"]
 
 try:  # an optional speed-up; the standard library gives the same values
     import orjson as _orjson
@@ -112,6 +112,81 @@ def list_items(text: str, start: int = 0, end: int | None = None) -> Iterator[An
         if not text.startswith(",", at):
             raise ValueError("not a JSON list")
         at = _skip_space(text, at + 1, end)
+
+
+def list_items_in(pieces: Iterable[str]) -> Iterator[Any]:
+    """:func:`list_items` of the text that ``pieces`` make when joined (a file read a piece at a time), with
+    whitespace around the list as ``str.strip`` leaves it out; only a piece or an item is held at a time.
+
+    An item is taken once the comma or bracket after it has been read: a number cut at the end of a piece
+    (``12`` of ``123``) is scanned again with the next piece. Raises ``ValueError`` as :func:`list_items` does.
+
+    >>> list(list_items_in([' [1, {"a"', ': [2]}, 3', "4]\n"]))
+    [1, {'a': [2]}, 34]
+    """
+    source = iter(pieces)
+    text = ""
+    while not text.strip():  # the leading whitespace (str.isspace, as list_bounds skips it)
+        piece = next(source, None)
+        if piece is None:
+            raise ValueError("not a JSON list")
+        text = piece
+    at = len(text) - len(text.lstrip())
+    if not text.startswith("[", at):
+        raise ValueError("not a JSON list")
+    at, ended, first = at + 1, False, True
+    space = _SPACE.match
+    while True:
+        found = space(text, at).end()  # type: ignore[union-attr]  # always matches (maybe nothing)
+        if found < len(text) or ended:
+            if first and text.startswith("]", found):
+                at = found
+                break
+            try:
+                item, after = _SCAN(text, found)
+            except (StopIteration, ValueError) as error:
+                if ended or not _cut_short(text, error):
+                    raise ValueError("not a JSON list") from None
+                after = len(text)  # cut at the end of the piece: read on
+            following = space(text, after).end()  # type: ignore[union-attr]
+            if following < len(text):
+                char = text[following]
+                if char == "," or char == "]":  # the item and what follows it are in hand
+                    yield item
+                    first, at = False, following
+                    if char == "]":
+                        break
+                    at += 1
+                    continue
+                if ended or following != after or _NUMBER_TAIL.fullmatch(text, following) is None:
+                    raise ValueError("not a JSON list")  # else a number cut short (12 of 123): read on
+            elif ended:
+                raise ValueError("not a JSON list")
+        piece = next(source, None)
+        if piece is None:
+            ended = True
+        else:
+            text, at = text[at:] + piece, 0  # what is left of the last piece, then the next
+    rest = text[at + 1 :]
+    while True:  # after the closing bracket, whitespace alone
+        if rest.strip():
+            raise ValueError("not a JSON list")
+        piece = next(source, None)
+        if piece is None:
+            return
+        rest = piece
+
+
+_NUMBER_TAIL = re.compile(r"[0-9.eE+\-]+")
+
+
+def _cut_short(text: str, error: StopIteration | ValueError) -> bool:
+    """Whether a scan failed because the text ends (an item cut by the end of a piece), not on a mistake."""
+    if isinstance(error, StopIteration):
+        return len(text) - int(error.value) < 16
+    if isinstance(error, json.JSONDecodeError):
+        return error.msg.startswith("Unterminated string") or len(text) - error.pos < 16
+    return False
 
 
 def _skip_space(text: str, at: int, end: int) -> int:

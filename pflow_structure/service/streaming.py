@@ -17,8 +17,8 @@ is not the filesystem store, or an entry that could not be written.
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping
-from typing import TYPE_CHECKING, Any, NamedTuple
+from collections.abc import Callable, Iterator, Mapping
+from typing import TYPE_CHECKING, Any, NamedTuple, Protocol
 
 if TYPE_CHECKING:
     from pflow_structure.settings import Settings
@@ -33,6 +33,17 @@ class StreamedOutputs(NamedTuple):
     result: dict[str, Any]
     structure: dict[str, Any]
     outputs: dict[str, Any] | None
+
+
+class TextInFile(Protocol):
+    """A text kept in a file (the proxy's spilled tool result, mcp/proxy/spill.py): its length in
+    characters, its first characters, and the whole of it a piece at a time."""
+
+    head: str
+
+    def __len__(self) -> int: ...
+
+    def pieces(self) -> Iterator[str]: ...
 
 
 class _TakeWholeError(Exception):
@@ -54,27 +65,26 @@ def list_bounds(text: str) -> tuple[int, int] | None:
 def capture_list_text(
     node_type: str,
     params: Mapping[str, Any],
-    text: str,
+    text: str | TextInFile,
     *,
     settings: Settings,
     want: str | None = None,
 ) -> StreamedOutputs | None:
-    """``capture_outputs(node_type, params, {"result": loads(text)})`` for a text that is one JSON list,
-    without the list ever held whole; None when it declines (see the module docstring)."""
+    """``capture_outputs(node_type, params, {"result": loads(text)})`` for a text that is one JSON list
+    (or a text in a file, read a piece at a time), without the list ever held whole; None when it
+    declines (see the module docstring)."""
     from pflow_structure.cache.entry import StreamedList
     from pflow_structure.cache.store import ExecutionCache
     from pflow_structure.encoding.encode import is_plain_json
-    from pflow_structure.encoding.jsonio import list_items
 
     cache = settings.cache()
-    bounds = list_bounds(text)
-    if want is not None or bounds is None or len(text) < STREAM_CHARS or type(cache) is not ExecutionCache:
+    items = _items_of(text)
+    if want is not None or items is None or len(text) < STREAM_CHARS or type(cache) is not ExecutionCache:
         return None
-    start, end = bounds
 
     def plain_items() -> Iterator[Any]:
         try:
-            for item in list_items(text, start, end):
+            for item in items():
                 if not is_plain_json(item, 2):  # an item of {"result": [...]}: depth 2
                     raise _TakeWholeError
                 yield item
@@ -87,8 +97,22 @@ def capture_list_text(
         return None  # nothing was left in the cache (the entry is written to a temporary file first)
     if not stored.cached:
         return None
-    result, structure = _described(node_type, params, stored, lambda: list_items(text, start, end), settings)
+    result, structure = _described(node_type, params, stored, items, settings)
     return StreamedOutputs(result, structure, _outputs_if_small(stored, params, result, cache))
+
+
+def _items_of(text: str | TextInFile) -> Callable[[], Iterator[Any]] | None:
+    """What reads the items of the list ``text`` holds, each time it is called; None when it is no list."""
+    from pflow_structure.encoding.jsonio import list_items, list_items_in
+
+    if not isinstance(text, str):
+        in_file = text
+        return (lambda: list_items_in(in_file.pieces())) if in_file.head.lstrip().startswith("[") else None
+    bounds = list_bounds(text)
+    if bounds is None:
+        return None
+    start, end = bounds
+    return lambda: list_items(text, start, end)
 
 
 def _described(

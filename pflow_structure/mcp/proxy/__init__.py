@@ -9,7 +9,8 @@ One file a part, in the order a message meets them:
   (``--tools full|compact|light``, ``describe_tools``, ``search_tools``);
 - :mod:`.gateway`: many servers in the place of one (``--config CLIENT_CONFIG``);
 - :mod:`.downstream`: the session with the server behind, over :mod:`.stdio` (a command) or
-  :mod:`.remote` (a URL: headers, credentials, and why a connection failed);
+  :mod:`.remote` (a URL: headers, credentials, and why a connection failed); a server's large line
+  kept in a file, its tool result's text never a ``str`` (:mod:`.spill`);
 - :mod:`.shaping`: what happens to one tool result (passed, compacted, formatted or cached);
 - :mod:`.answer_text`: the text of a cached answer (execution id, structure tree, hint).
 

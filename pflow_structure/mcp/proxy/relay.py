@@ -267,11 +267,18 @@ class Proxy(Listing):
     async def _ping(self, request: dict[str, Any]) -> dict[str, Any]:
         return _result(request["id"], {})
 
-    async def _forward(self, request: dict[str, Any]) -> dict[str, Any]:
+    async def _forward(self, request: dict[str, Any], *, spilled: bool = False) -> dict[str, Any]:
+        """The server's answer under the client's id; ``spilled``: a large text may stay in its file."""
+        from pflow_structure.mcp.proxy.spill import close_message, plain_message
+
         def sent(request_id: int, session: Session) -> None:
             self._forwarded[request["id"]] = (session, request_id)
 
         answer = await self.downstream.request(request["method"], request.get("params"), sent=sent)
+        if not spilled:
+            plain = plain_message(answer)
+            close_message(answer)
+            answer = plain
         return {**answer, "id": request["id"]}
 
     async def _list_tools(self, request: dict[str, Any]) -> dict[str, Any]:
@@ -297,7 +304,6 @@ class Proxy(Listing):
 
     async def _call_tool(self, request: dict[str, Any]) -> dict[str, Any]:
         from pflow_structure.mcp.compat import to_dict
-        from pflow_structure.mcp.proxy.stdio import encode
 
         params = request.get("params") or {}
         name = params.get("name")
@@ -324,21 +330,34 @@ class Proxy(Listing):
         if sent is not arguments or want is not None or fields is not None:
             request = {**request, "params": {**params, "arguments": sent}}
         try:
-            answer = await self._forward(request)
+            answer = await self._forward(request, spilled=True)
         except DownstreamError as exc:
             self._log(str(name), len(_json_bytes(sent)), str(exc), stage="call")
             return _result(request["id"], _tool_error(f"Error: {exc}"))
+        return await self._shaped_answer(str(name), arguments, answer, want, fields)
+
+    async def _shaped_answer(
+        self, name: str, arguments: dict[str, Any], answer: dict[str, Any], want: str | None, fields: Selection | None
+    ) -> dict[str, Any]:
+        """The client's answer for the server's; a text of it left in a file (mcp/proxy/spill.py) is read
+        back where it is passed on, and its file is gone when this returns."""
+        from pflow_structure.mcp.proxy.spill import close_message, json_size, plain_message, plain_result
+        from pflow_structure.mcp.proxy.stdio import encode
+
         if "error" in answer:
             return answer
         result = answer["result"]
         try:
-            shaped = await anyio.to_thread.run_sync(self._shape, str(name), arguments, result, want, fields)
-            reply = answer if shaped.kind == "passed" else _result(request["id"], shaped.result)
+            shaped = await anyio.to_thread.run_sync(self._shape, name, arguments, result, want, fields)
+            plain = await anyio.to_thread.run_sync(plain_result, shaped.result)  # passed: read back
+            reply = {**answer, "result": plain} if shaped.kind == "passed" else _result(answer["id"], plain)
             encode(reply)  # it must reach the client: it has to encode
         except Exception as exc:
-            self._log(str(name), len(_json_bytes(result)), exc, stage="transform")
+            self._log(name, json_size(result, _json_bytes), exc, stage="transform")
             self.shaped.append("fallback")
-            return answer
+            return await anyio.to_thread.run_sync(plain_message, answer)
+        finally:
+            close_message(answer)
         self.shaped.append(shaped.kind)
         return reply
 
@@ -375,8 +394,11 @@ class Proxy(Listing):
     ) -> Any:
         from pflow_structure.mcp.proxy.selection import fields_result
         from pflow_structure.mcp.proxy.shaping import Shaped, shape_and_store
+        from pflow_structure.mcp.proxy.spill import plain_result
         from pflow_structure.service.usage import record_result
 
+        if fields is not None:
+            result = plain_result(result)
         selected = None if fields is None else fields_result(tool, arguments, result, fields, self.settings)
         if selected is not None:
             return Shaped(selected, "fields", 0, 0)

@@ -28,6 +28,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from pflow_structure.mcp.proxy.shaping import MalformedJSONError, Shaped, is_text_lines, payload, visible_tokens
+from pflow_structure.mcp.proxy.spill import SpilledText, plain_result
 
 if TYPE_CHECKING:
     from pflow_structure.settings import Settings
@@ -70,6 +71,7 @@ class Repeats:
         if shaped.execution_id is not None and last is None:  # cached, and nothing to compare: the value is not parsed
             self._remember(key, shaped.execution_id, digest)
             return shaped
+        result = plain_result(result)  # to compare, the value is parsed: a text left in a file is read
         value = _value(result)
         if value is None:
             return shaped
@@ -113,10 +115,15 @@ def result_digest(result: dict[str, Any]) -> str | None:
     digest = hashlib.sha256()
     for block in result.get("content", []):
         if block.get("type") == "text":
-            text = str(block.get("text", ""))
+            text = block.get("text", "")
             digest.update(b"text\x00")
-            for start in range(0, len(text), _DIGEST_CHARS):  # a megabyte at a time: no copy of a large text
-                digest.update(text[start : start + _DIGEST_CHARS].encode("utf-8", "surrogatepass"))
+            if isinstance(text, SpilledText):  # its file holds these very bytes
+                for piece in text.utf8_pieces():
+                    digest.update(piece)
+            else:
+                text = str(text)
+                for start in range(0, len(text), _DIGEST_CHARS):  # a megabyte at a time: no copy of a large text
+                    digest.update(text[start : start + _DIGEST_CHARS].encode("utf-8", "surrogatepass"))
             digest.update(b"\x00")
         else:
             digest.update(json.dumps(block, sort_keys=True, default=repr).encode("utf-8", "surrogatepass") + b"\x00")
@@ -214,6 +221,6 @@ def _counter(settings: Settings | None) -> Callable[[str], int]:
 
 
 def _bounded(count: Callable[[str], int]) -> Callable[[str], int]:
-    from pflow_structure.mcp.proxy.shaping import EXACT_COUNT_CHARS
+    from pflow_structure.mcp.proxy.shaping import bounded
 
-    return lambda text: count(text) if len(text) <= EXACT_COUNT_CHARS else (len(text) + 3) // 4
+    return bounded(count)

@@ -27,6 +27,7 @@ from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 from pflow_structure.mcp.proxy.answer_text import cached_text, sized_text
+from pflow_structure.mcp.proxy.spill import SpilledText, plain_result
 
 if TYPE_CHECKING:
     from pflow_structure.settings import Settings
@@ -251,7 +252,7 @@ def shape_result(
     fits: Callable[[str], bool] | None = None,
     keep_text: bool = False,
     cursor_argument: str = "",
-    store_text: Callable[[str, dict[str, Any], str], dict[str, Any] | None] | None = None,
+    store_text: Callable[[str, dict[str, Any], Any], dict[str, Any] | None] | None = None,
 ) -> Shaped:
     """The answer the agent gets for one downstream result (see the module docstring); ``fits`` says
     whether a text is within what the client keeps (its bytes and lines), else it is cached too;
@@ -269,6 +270,7 @@ def shape_result(
         streamed = store_text(tool, arguments, result["content"][0]["text"])
         if streamed is not None:  # a list has no cursor of its own: no next-page reference to add
             return _cached(streamed, result, tokens_in, count, budget, read_tool, render)
+    result = plain_result(result)  # a text left in a file (mcp/proxy/spill.py) is read now: the whole way
     found = payload(result)
     if found is None:
         return Shaped(result, "passed", tokens_in, tokens_in)
@@ -334,6 +336,8 @@ def _one_json_text(result: dict[str, Any]) -> bool:
     if len(content) != 1 or content[0].get("type") != "text" or result.get("structuredContent") is not None:
         return False
     text = content[0].get("text")
+    if isinstance(text, SpilledText):
+        text = text.head
     return isinstance(text, str) and bool(_JSON_START.match(text))
 
 
@@ -342,6 +346,14 @@ def _visible_text(result: dict[str, Any]) -> str:
 
 
 EXACT_COUNT_CHARS = 4_000_000  # token counts are exact up to here (about 8 MB/s), then estimated
+
+
+def bounded(count: TokenCounter) -> TokenCounter:
+    """``count`` up to :data:`EXACT_COUNT_CHARS` characters; beyond, and for a text left in a file (as long
+    by spill.TEXT_IN_FILE_CHARS), a quarter of the length: only "over the budget" matters then."""
+    return lambda text: (
+        count(text) if isinstance(text, str) and len(text) <= EXACT_COUNT_CHARS else (len(text) + 3) // 4
+    )
 
 
 def shape_and_store(
@@ -372,7 +384,7 @@ def shape_and_store(
         )
         return sized_or_structure(captured.result, captured.outputs, captured.structure)
 
-    def store_text(tool_name: str, args: dict[str, Any], text: str) -> dict[str, Any] | None:
+    def store_text(tool_name: str, args: dict[str, Any], text: str | SpilledText) -> dict[str, Any] | None:
         from pflow_structure.service.streaming import capture_list_text
 
         streamed = capture_list_text(f"mcp:{tool_name}", args, text, settings=settings, want=want)
@@ -389,9 +401,7 @@ def shape_and_store(
         # The tree text is smaller still than the dict structure_within_budget measures.
         return sized if sized is not None else structure_within_budget(described, settings.answer_budget, limited)
 
-    def count(text: str) -> int:
-        # Exact up to a few megabytes; beyond that only "over the budget" matters.
-        return count_tokens(text) if len(text) <= EXACT_COUNT_CHARS else (len(text) + 3) // 4
+    count = bounded(count_tokens)
 
     def render(value: Any) -> tuple[str, str]:
         from pflow_structure.render.auto import render_auto

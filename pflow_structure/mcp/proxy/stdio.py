@@ -15,8 +15,8 @@ A line longer than ``PFLOW_STRUCTURE_MAX_MESSAGE_SIZE`` (256 MB) is not kept in 
 dropped as it arrives (:class:`_Splitter`), and when either end of it names its id, the peer
 waiting for it gets an error that says the size and the setting: the client for a request of its
 own, the server for the client's answer to one of its requests, the proxy's caller for a
-server's answer. Without the limit, a client
-that writes without a newline grows the proxy by gigabytes a minute.
+server's answer. Without the limit, a client that writes without a newline grows the proxy by
+gigabytes a minute. A server's line over 4 MB goes to a temporary file as it arrives (:mod:`.spill`).
 """
 
 from __future__ import annotations
@@ -35,6 +35,8 @@ from typing import Any, NamedTuple
 
 import anyio
 
+from pflow_structure.mcp.proxy import spill
+from pflow_structure.mcp.proxy.spill import SpilledLine
 from pflow_structure.mcp.proxy.startup import start
 
 EXIT_WAIT = 2.0  # seconds a process may take to exit after its stdin closes, then after SIGTERM
@@ -49,16 +51,19 @@ class _SpelledFloat(float):
     text: str
 
 
-_SPELLED: weakref.WeakSet[_SpelledFloat] = weakref.WeakSet()  # alive only while a message holds one
+# Alive only while a message holds one; by identity (a WeakSet holds one of two equal floats: when that one
+# went, the other, still in a message, was no longer known and was written 19.9 for 19.90).
+_SPELLED: weakref.WeakValueDictionary[int, _SpelledFloat] = weakref.WeakValueDictionary()
 
 
-def _parse_float(text: str) -> float:
+def parse_float(text: str) -> float:
+    """A JSON number as ``json.loads`` reads it; written back as it came when Python spells it otherwise."""
     value = float(text)
     if repr(value) == text or not math.isfinite(value):
         return value
     spelled = _SpelledFloat(text)
     spelled.text = text
-    _SPELLED.add(spelled)
+    _SPELLED[id(spelled)] = spelled
     return spelled
 
 
@@ -98,7 +103,7 @@ def decode(line: bytes | bytearray | str) -> dict[str, Any] | None:
     if not line.strip():
         return None
     try:
-        found = json.loads(line, parse_float=_parse_float)
+        found = json.loads(line, parse_float=parse_float)
     except ValueError:
         return None
     return found if isinstance(found, dict) else None
@@ -138,17 +143,20 @@ _ANSWER = re.compile(rb'\A\s*\{[^{}\[\]]*?"(?:result|error)"\s*:')
 
 
 class _Splitter:
-    """Byte chunks in, complete lines out, never holding more than ``limit`` bytes of one line."""
+    """Byte chunks in, complete lines out, never holding more than ``limit`` bytes of one line; a line
+    over ``spill_over`` bytes goes to a temporary file as it arrives (mcp/proxy/spill.py)."""
 
-    def __init__(self, limit: int) -> None:
+    def __init__(self, limit: int, spill_over: int | None = None) -> None:
         self.limit = limit
+        self.spill_over = spill_over
+        self.spilled: SpilledLine | None = None  # the line being written to a file
         self.pending = bytearray()  # one buffer: a line sent two bytes at a time costs its size, not 20 times it
         self.dropping: TooLong | None = None  # the line being dropped, with what it has cost so far
         self.head = b""
         self.tail = b""
 
-    def feed(self, chunk: bytes) -> list[bytearray | TooLong]:
-        out: list[bytearray | TooLong] = []
+    def feed(self, chunk: bytes) -> list[bytearray | TooLong | SpilledLine]:
+        out: list[bytearray | TooLong | SpilledLine] = []
         parts = chunk.split(b"\n")
         for number, part in enumerate(parts):
             self._take(part)
@@ -158,9 +166,10 @@ class _Splitter:
                     out.append(line)
         return out
 
-    def rest(self) -> list[bytearray | TooLong]:
+    def rest(self) -> list[bytearray | TooLong | SpilledLine]:
         """At the end of the input: the last line, when it has no newline after it."""
-        return [self._end()] if self.pending or self.dropping is not None else []
+        held = self.pending or self.dropping is not None or self.spilled is not None
+        return [self._end()] if held else []
 
     def _take(self, part: bytes) -> None:
         if self.dropping is not None:
@@ -169,16 +178,31 @@ class _Splitter:
                 self.head += part[: HEAD - len(self.head)]
             self.tail = (self.tail + part[-HEAD:])[-HEAD:]
             return
-        if len(self.pending) + len(part) <= self.limit:
+        held = self.pending if self.spilled is None else self.spilled
+        size = held.size if isinstance(held, SpilledLine) else len(held)
+        if size + len(part) > self.limit:
+            first, last = (held.head, held.tail) if isinstance(held, SpilledLine) else (held[:HEAD], held[-HEAD:])
+            self.head = bytes(first) + part[: max(0, HEAD - size)]
+            self.tail = (bytes(last) + part[-HEAD:])[-HEAD:]
+            self.dropping = TooLong(size + len(part), None)
+            self.pending = bytearray()
+            if self.spilled is not None:
+                self.spilled.close()
+                self.spilled = None
+        elif self.spilled is not None:
+            self.spilled.write(part)
+        elif self.spill_over is not None and size + len(part) > self.spill_over:
+            self.spilled = SpilledLine(keep=HEAD)
+            self.spilled.write(self.pending)
+            self.spilled.write(part)
+            self.pending = bytearray()
+        else:
             self.pending += part
-            return
-        held = self.pending
-        self.head = bytes(held[:HEAD]) + part[: max(0, HEAD - len(held))]
-        self.tail = (bytes(held[-HEAD:]) + part[-HEAD:])[-HEAD:]
-        self.dropping = TooLong(len(held) + len(part), None)
-        self.pending = bytearray()
 
-    def _end(self) -> bytearray | TooLong:
+    def _end(self) -> bytearray | TooLong | SpilledLine:
+        if self.spilled is not None:
+            spilled, self.spilled = self.spilled, None
+            return spilled
         if self.dropping is not None:
             request = bool(_METHOD.match(self.head))
             known = request or bool(_ANSWER.match(self.head))  # else an id found may be anything's
@@ -230,9 +254,12 @@ def _limit() -> int:
         return DEFAULT_MAX_MESSAGE_BYTES
 
 
-async def _split(read1: Any, limit: int) -> AsyncIterator[bytearray | TooLong]:
-    """The lines (and dropped over-long lines) of a byte stream, ``read1`` returning b"" at its end."""
-    splitter = _Splitter(limit)
+async def _split(
+    read1: Any, limit: int, spill_over: int | None = None
+) -> AsyncIterator[bytearray | TooLong | SpilledLine]:
+    """The lines (and dropped over-long lines) of a byte stream, ``read1`` returning b"" at its end;
+    a line over ``spill_over`` bytes in a temporary file."""
+    splitter = _Splitter(limit, spill_over)
     while chunk := await read1(CHUNK):
         lines = splitter.feed(chunk)
         while lines:  # each line handed on, not kept here: a large one is freed once its reader decoded it
@@ -247,7 +274,13 @@ async def _lines(read1: Any, sink: Any, limit: int | None = None) -> None:
     limit = _limit() if limit is None else limit
     async with sink:
         with contextlib.suppress(anyio.EndOfStream, anyio.ClosedResourceError, anyio.BrokenResourceError):
-            async for line in _split(read1, limit):
+            async for line in _split(read1, limit, spill.SPILL_BYTES):
+                if isinstance(line, SpilledLine):  # a large answer's text stays in a file: spill.py
+                    message = await anyio.to_thread.run_sync(spill.message_of, line, parse_float, decode)
+                    del line
+                    if message is not None:
+                        await sink.send(message)
+                    continue
                 if isinstance(line, TooLong):
                     text = too_long_text(line, limit, "server")
                     print(text, file=sys.stderr, flush=True)
@@ -372,6 +405,7 @@ async def own_stdio() -> AsyncIterator[tuple[Any, Any]]:
         async with incoming_send:
             with contextlib.suppress(anyio.ClosedResourceError, anyio.BrokenResourceError):
                 async for line in _split(_read_stdin, limit):
+                    assert not isinstance(line, SpilledLine)  # the client's lines are never spilled
                     if isinstance(line, TooLong):
                         text = too_long_text(line, limit, "client")
                         print(text, file=sys.stderr, flush=True)
