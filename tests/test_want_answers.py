@@ -381,6 +381,27 @@ def test_the_column_after_by_and_a_count_before_the_superlative_rank_the_rows() 
     assert record_nouns("top 20 issues by comments") == {stem("issues")}
 
 
+def test_a_by_that_names_no_column_leaves_the_column_to_the_words_after_the_superlative() -> None:
+    from pflow_structure.service.want_choice import Order, sort_order
+
+    structure = {"result[0].milestone.open_issues": {"type": "int"}, "result[0].comments": {"type": "int"}}
+    by = Order("result[0].comments", True, 5)
+    assert sort_order(structure, list(structure), "the most commented issues opened by octocat") == by
+    assert sort_order(structure, list(structure), "the most commented issue") == by  # the first word names it
+
+
+def test_a_number_of_days_is_no_count_of_rows() -> None:
+    from pflow_structure.service.want_choice import Order, sort_order
+
+    structure = {"result[0].comments": {"type": "int"}}
+    assert sort_order(structure, list(structure), "the most commented issue in the last 30 days") == Order(
+        "result[0].comments", True, 5
+    )
+    assert sort_order(structure, list(structure), "the 10 most commented issues of the last 7 days") == Order(
+        "result[0].comments", True, 10
+    )
+
+
 def test_a_ranked_answer_shows_the_top_rows_with_their_index_and_reads_on_in_order(tmp_path: Path) -> None:
     posts = [{"id": n, "title": f"post {n}", "score": (n * 37) % 101} for n in range(30)]
     path = tmp_path / "posts.json"
