@@ -440,6 +440,32 @@ def test_ranked_rows_cut_by_the_budget_read_on_with_the_next_ones_by_rank_in_one
     assert rest[0]["score"] == posts[ranked[len(shown)]]["score"]
 
 
+def _ranked_read_on(tmp_path: Path, scores: list[Any], want: str) -> tuple[list[int], list[int]]:
+    """The indices a ranked answer over posts with ``scores`` shows, and those its jq read-on gives."""
+    posts = [{"id": n, "title": f"post number {n} " + "words " * 20, "score": score} for n, score in enumerate(scores)]
+    path = tmp_path / "posts.json"
+    path.write_text(json.dumps(posts), encoding="utf-8")
+    answer = registry_run("read-json", {"path": str(path)}, want=want, max_tokens=900)
+    more = answer["_more"][next(iter(answer["_more"]))]
+    assert "jq" in more["next"], more["next"]
+    rest = read_fields(answer["execution_id"], jq=more["next"]["jq"])[more["next"]["jq"]]
+    return more["order"]["items"], [row["i"] for row in rest]
+
+
+def test_the_ranked_read_on_keeps_the_answers_order_among_tied_values(tmp_path: Path) -> None:
+    scores = [10 if n < 40 else n for n in range(60)]  # 20 distinct, then 40 tied at 10: first by index
+    shown, rest = _ranked_read_on(tmp_path, scores, "the 25 highest-scoring posts")
+    assert [*shown, *rest] == [*range(59, 39, -1), 0, 1, 2, 3, 4]
+    shown, rest = _ranked_read_on(tmp_path, [5] * 60, "the 25 lowest-scoring posts")
+    assert [*shown, *rest] == list(range(25))
+
+
+def test_ranked_ints_and_floats_read_on_by_rank(tmp_path: Path) -> None:
+    scores = [n * 1.5 if n % 2 else n for n in range(60)]
+    shown, rest = _ranked_read_on(tmp_path, scores, "the 25 highest-scoring posts")
+    assert [*shown, *rest] == sorted(range(60), key=lambda n: -scores[n])[:25]
+
+
 def _lines(outputs: Any, paths: list[str], budget: int = 2000) -> Any:
     return want_values(outputs, paths, execution_id="exec-1-abc", budget=budget, count=count_tokens, call=str)
 

@@ -206,7 +206,8 @@ def jq_rows_ranked(
 ) -> str | None:
     """The jq expression for the next rows of the list at ``owner`` ranked by ``column``: ``ranked`` is
     (the type the ranked cells have, "number" or "string"; highest first; the indices already shown, left
-    out; how many more), each row as :func:`jq_rows_where` writes it; None when a path runs through a list."""
+    out; how many more), each row as :func:`jq_rows_where` writes it, tied values by index; None when a path
+    runs through a list."""
     import json
 
     kind, highest, shown, more = ranked
@@ -216,7 +217,8 @@ def jq_rows_ranked(
         return None
     fields = ", ".join(f"{json.dumps(name)}: .value{path}" for name, path in listed)
     skip = f" | select(.key | IN({', '.join(str(index) for index in shown)}) | not)" if shown else ""
-    order = f"sort_by(.value{by}){' | reverse' if highest else ''}"
+    # ties in the answer's order, by index (Python's stable sort), whichever way: reversed, jq's would turn
+    order = f"sort_by(.value{by}, -.key) | reverse" if highest else f"sort_by(.value{by}, .key)"
     rows = f"[{start} | to_entries[] | select(.value{by} | type == {json.dumps(kind)}){skip}]"
     return f"{rows} | {order} | .[:{more}] | map({{i: .key, {fields}}})"
 

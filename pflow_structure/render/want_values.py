@@ -249,12 +249,12 @@ def _ranked_rows(
     sorted_by = read_path([*table.owner, 0, *column])
     order = {"by": sorted_by, "highest_first": highest, "items": chosen}
     arguments: dict[str, Any] = {"execution_id": execution_id, "field_paths": reads}
-    kinds = {type(pick(items[i], column)) for i in present}
+    kinds = {_rank_key(pick(items[i], column))[0] for i in present}  # numbers (ints and floats) or strings
     left = min(wanted, len(present)) - len(chosen)
     if left > 0 and len(kinds) == 1:  # the rows asked for past those shown, ranked, in one jq read
         from pflow_structure.paths.jq import jq_rows_ranked
 
-        kind = "string" if kinds == {str} else "number"
+        kind = "string" if kinds == {1} else "number"
         columns = [(relative(each), each) for each in table.columns]
         expression = jq_rows_ranked(table.owner, column, columns, (kind, highest, chosen, left))
         arguments = {"execution_id": execution_id, "jq": expression} if expression else arguments
