@@ -7,6 +7,8 @@ import re
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from pflow_structure import Settings, read_fields, registry_run
 from pflow_structure.render.structure_text import describe_entry, hint_path
 from pflow_structure.render.tokens import count_tokens
@@ -211,6 +213,18 @@ def test_a_small_budget_shrinks_the_map_before_the_rows_and_drops_it_before_the_
     assert "Rest: " not in tight  # no room for the map beside one row
     assert "  150,Different results from Betamax vs Requests,closed,null" in tight.splitlines()
     assert "--offset 1" in tight
+
+
+def test_the_printed_want_answer_with_its_last_newline_stays_within_max_tokens(monkeypatch: pytest.MonkeyPatch) -> None:
+    from itertools import count
+
+    from pflow_structure.cache import store as store_module
+
+    ids = (f"exec-1795873000-{n:08d}" for n in count(10000000))  # ids of one length in tokens: the same cut each run
+    monkeypatch.setattr(store_module, "new_execution_id", lambda now=None: next(ids))
+    for budget in (304, 405, 509):  # each printed one token over (the newline click.echo adds) before the fix
+        outcome = invoke("run", "read-json", f"path={ISSUES}", "--want", "who opened each issue", "--max-tokens", str(budget))
+        assert count_tokens(outcome.stdout) <= budget, budget
 
 
 def test_run_json_is_sized_as_the_dict_it_prints_not_as_the_text() -> None:
