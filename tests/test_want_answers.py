@@ -404,6 +404,15 @@ def test_a_by_that_names_no_column_leaves_the_column_to_the_words_after_the_supe
     assert sort_order(structure, list(structure), "the most commented issue") == by  # the first word names it
 
 
+def test_most_recent_ranks_by_time_as_newest_does() -> None:
+    from pflow_structure.service.want_choice import Order, sort_order
+
+    structure = {"result[0].milestone.open_issues": {"type": "int"}, "result[0].created_at": {"type": "str"}}
+    shown = list(structure)
+    assert sort_order(structure, shown, "the 3 most recent issues") == Order("result[0].created_at", True, 3)
+    assert sort_order(structure, shown, "the least recent issue") == Order("result[0].created_at", False, 5)
+
+
 def test_a_number_of_days_is_no_count_of_rows() -> None:
     from pflow_structure.service.want_choice import Order, sort_order
 

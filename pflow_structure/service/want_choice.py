@@ -337,6 +337,8 @@ def sort_order(structure: Mapping[str, Mapping[str, Any]], shown: Sequence[str],
     if found is None:
         return None
     position, word = found
+    if word in {"most", "least"} and said[position + 1 : position + 2] == ["recent"]:  # "the most recent": newest
+        word = "latest" if word == "most" else "earliest"
     # "top 20", "which 20 issues have the most": the count nearest the superlative ("in the last 30 days": a time)
     spans = [stem(w) for w in said[1:]] + [""]
     counts = sorted(
