@@ -223,7 +223,9 @@ def test_the_printed_want_answer_with_its_last_newline_stays_within_max_tokens(m
     ids = (f"exec-1795873000-{n:08d}" for n in count(10000000))  # ids of one length in tokens: the same cut each run
     monkeypatch.setattr(store_module, "new_execution_id", lambda now=None: next(ids))
     for budget in (304, 405, 509):  # each printed one token over (the newline click.echo adds) before the fix
-        outcome = invoke("run", "read-json", f"path={ISSUES}", "--want", "who opened each issue", "--max-tokens", str(budget))
+        outcome = invoke(
+            "run", "read-json", f"path={ISSUES}", "--want", "who opened each issue", "--max-tokens", str(budget)
+        )
         assert count_tokens(outcome.stdout) <= budget, budget
 
 
