@@ -181,6 +181,13 @@ def jq_path(segments: Sequence[Any]) -> str | None:
     return "".join(parts) or "."
 
 
+def _in_item(segments: Sequence[Any]) -> str | None:
+    """Segments in an item as jq reads them after ``.value``: nothing for the item itself (a list of
+    numbers or strings: ``.value``, not ``.value.``); None past a list."""
+    path = jq_path(segments)
+    return "" if path == "." else path
+
+
 def jq_rows_where(
     owner: Sequence[Any], column: Sequence[Any], columns: Sequence[tuple[str, Sequence[Any]]], values: Sequence[str]
 ) -> str | None:
@@ -189,7 +196,7 @@ def jq_rows_where(
     when a path runs through a list."""
     import json
 
-    where, listed = jq_path(column), [(name, jq_path(segments)) for name, segments in columns]
+    where, listed = _in_item(column), [(name, _in_item(segments)) for name, segments in columns]
     start = jq_path(owner)
     if start is None or where is None or any(path is None for _, path in listed):
         return None
@@ -211,7 +218,7 @@ def jq_rows_ranked(
     import json
 
     kind, highest, shown, more = ranked
-    by, listed = jq_path(column), [(name, jq_path(segments)) for name, segments in columns]
+    by, listed = _in_item(column), [(name, _in_item(segments)) for name, segments in columns]
     start = jq_path(owner)
     if start is None or by is None or any(path is None for _, path in listed):
         return None
