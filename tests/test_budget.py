@@ -306,3 +306,15 @@ def test_a_structure_cut_to_no_paths_by_a_tiny_budget_does_not_say_the_node_wrot
     assert NO_PATHS not in text
     assert "(none fit the answer's budget: see the warning below)" in text
     assert "33 more paths not shown to stay under 40 tokens" in text
+
+
+def test_a_want_view_cut_to_no_paths_by_a_tiny_budget_does_not_say_no_field_matches() -> None:
+    from pflow_structure.render.structure_text import render_structure_text
+    from pflow_structure.service import registry_run
+
+    path = str(EXAMPLES_DATA / "github_issues.json")
+    answer = registry_run("read-json", {"path": path}, want="title", structure=True, max_tokens=30)
+    assert answer["structure"] == {} and answer["wanted"][0] == "result[0].title"
+    text = render_structure_text(answer)
+    assert "No field name matches" not in text
+    assert "38 more paths not shown to stay under 30 tokens" in text

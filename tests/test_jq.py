@@ -340,6 +340,16 @@ def test_a_jq_expression_that_misses_the_top_key_is_told_where_to_start() -> Non
     assert run_jq(".result[0]", {"result": [1]}) == [1]
 
 
+def test_the_rows_of_a_list_of_numbers_read_on_ranked_with_the_number_itself_as_the_column() -> None:
+    from pflow_structure.paths.jq import jq_rows_ranked, jq_rows_where
+
+    data = {"sizes": [3.5, 9, 1, 7]}
+    ranked = jq_rows_ranked(["sizes"], [], [(".", [])], ("number", True, [1], 2))
+    assert ranked is not None and run_jq(ranked, data) == [[{"i": 3, ".": 7}, {"i": 0, ".": 3.5}]]
+    where = jq_rows_where(["sizes"], [], [(".", [])], ["1"])
+    assert where is not None and run_jq(where, {"sizes": ["1", "2", "1"]}) == [[{"i": 0, ".": "1"}, {"i": 2, ".": "1"}]]
+
+
 def test_jq_rows_where_quotes_keys_and_values_and_gives_each_rows_index(tmp_path: Path) -> None:
     from pflow_structure import read_fields, registry_run
     from pflow_structure.paths.jq import jq_path, jq_rows_where

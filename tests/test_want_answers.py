@@ -7,6 +7,8 @@ import re
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from pflow_structure import Settings, read_fields, registry_run
 from pflow_structure.render.structure_text import describe_entry, hint_path
 from pflow_structure.render.tokens import count_tokens
@@ -213,6 +215,20 @@ def test_a_small_budget_shrinks_the_map_before_the_rows_and_drops_it_before_the_
     assert "--offset 1" in tight
 
 
+def test_the_printed_want_answer_with_its_last_newline_stays_within_max_tokens(monkeypatch: pytest.MonkeyPatch) -> None:
+    from itertools import count
+
+    from pflow_structure.cache import store as store_module
+
+    ids = (f"exec-1795873000-{n:08d}" for n in count(10000000))  # ids of one length in tokens: the same cut each run
+    monkeypatch.setattr(store_module, "new_execution_id", lambda now=None: next(ids))
+    for budget in (304, 405, 509):  # each printed one token over (the newline click.echo adds) before the fix
+        outcome = invoke(
+            "run", "read-json", f"path={ISSUES}", "--want", "who opened each issue", "--max-tokens", str(budget)
+        )
+        assert count_tokens(outcome.stdout) <= budget, budget
+
+
 def test_run_json_is_sized_as_the_dict_it_prints_not_as_the_text() -> None:
     outcome = invoke(
         "run", "read-json", f"path={ISSUES}", "--want", "title and state of each issue", "--max-tokens", "600", "--json"
@@ -386,6 +402,36 @@ def test_the_column_after_by_and_a_count_before_the_superlative_rank_the_rows() 
     assert record_nouns("top 20 issues by comments") == {stem("issues")}
 
 
+def test_a_by_that_names_no_column_leaves_the_column_to_the_words_after_the_superlative() -> None:
+    from pflow_structure.service.want_choice import Order, sort_order
+
+    structure = {"result[0].milestone.open_issues": {"type": "int"}, "result[0].comments": {"type": "int"}}
+    by = Order("result[0].comments", True, 5)
+    assert sort_order(structure, list(structure), "the most commented issues opened by octocat") == by
+    assert sort_order(structure, list(structure), "the most commented issue") == by  # the first word names it
+
+
+def test_most_recent_ranks_by_time_as_newest_does() -> None:
+    from pflow_structure.service.want_choice import Order, sort_order
+
+    structure = {"result[0].milestone.open_issues": {"type": "int"}, "result[0].created_at": {"type": "str"}}
+    shown = list(structure)
+    assert sort_order(structure, shown, "the 3 most recent issues") == Order("result[0].created_at", True, 3)
+    assert sort_order(structure, shown, "the least recent issue") == Order("result[0].created_at", False, 5)
+
+
+def test_a_number_of_days_is_no_count_of_rows() -> None:
+    from pflow_structure.service.want_choice import Order, sort_order
+
+    structure = {"result[0].comments": {"type": "int"}}
+    assert sort_order(structure, list(structure), "the most commented issue in the last 30 days") == Order(
+        "result[0].comments", True, 5
+    )
+    assert sort_order(structure, list(structure), "the 10 most commented issues of the last 7 days") == Order(
+        "result[0].comments", True, 10
+    )
+
+
 def test_a_ranked_answer_shows_the_top_rows_with_their_index_and_reads_on_in_order(tmp_path: Path) -> None:
     posts = [{"id": n, "title": f"post {n}", "score": (n * 37) % 101} for n in range(30)]
     path = tmp_path / "posts.json"
@@ -423,6 +469,32 @@ def test_ranked_rows_cut_by_the_budget_read_on_with_the_next_ones_by_rank_in_one
     assert [row["i"] for row in rest] == ranked[len(shown) : 25]  # no score is tied: one order
     assert [*shown, *(row["i"] for row in rest)] == ranked[:25]
     assert rest[0]["score"] == posts[ranked[len(shown)]]["score"]
+
+
+def _ranked_read_on(tmp_path: Path, scores: list[Any], want: str) -> tuple[list[int], list[int]]:
+    """The indices a ranked answer over posts with ``scores`` shows, and those its jq read-on gives."""
+    posts = [{"id": n, "title": f"post number {n} " + "words " * 20, "score": score} for n, score in enumerate(scores)]
+    path = tmp_path / "posts.json"
+    path.write_text(json.dumps(posts), encoding="utf-8")
+    answer = registry_run("read-json", {"path": str(path)}, want=want, max_tokens=900)
+    more = answer["_more"][next(iter(answer["_more"]))]
+    assert "jq" in more["next"], more["next"]
+    rest = read_fields(answer["execution_id"], jq=more["next"]["jq"])[more["next"]["jq"]]
+    return more["order"]["items"], [row["i"] for row in rest]
+
+
+def test_the_ranked_read_on_keeps_the_answers_order_among_tied_values(tmp_path: Path) -> None:
+    scores = [10 if n < 40 else n for n in range(60)]  # 20 distinct, then 40 tied at 10: first by index
+    shown, rest = _ranked_read_on(tmp_path, scores, "the 25 highest-scoring posts")
+    assert [*shown, *rest] == [*range(59, 39, -1), 0, 1, 2, 3, 4]
+    shown, rest = _ranked_read_on(tmp_path, [5] * 60, "the 25 lowest-scoring posts")
+    assert [*shown, *rest] == list(range(25))
+
+
+def test_ranked_ints_and_floats_read_on_by_rank(tmp_path: Path) -> None:
+    scores = [n * 1.5 if n % 2 else n for n in range(60)]
+    shown, rest = _ranked_read_on(tmp_path, scores, "the 25 highest-scoring posts")
+    assert [*shown, *rest] == sorted(range(60), key=lambda n: -scores[n])[:25]
 
 
 def _lines(outputs: Any, paths: list[str], budget: int = 2000) -> Any:

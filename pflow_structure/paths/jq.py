@@ -181,6 +181,13 @@ def jq_path(segments: Sequence[Any]) -> str | None:
     return "".join(parts) or "."
 
 
+def _in_item(segments: Sequence[Any]) -> str | None:
+    """Segments in an item as jq reads them after ``.value``: nothing for the item itself (a list of
+    numbers or strings: ``.value``, not ``.value.``); None past a list."""
+    path = jq_path(segments)
+    return "" if path == "." else path
+
+
 def jq_rows_where(
     owner: Sequence[Any], column: Sequence[Any], columns: Sequence[tuple[str, Sequence[Any]]], values: Sequence[str]
 ) -> str | None:
@@ -189,7 +196,7 @@ def jq_rows_where(
     when a path runs through a list."""
     import json
 
-    where, listed = jq_path(column), [(name, jq_path(segments)) for name, segments in columns]
+    where, listed = _in_item(column), [(name, _in_item(segments)) for name, segments in columns]
     start = jq_path(owner)
     if start is None or where is None or any(path is None for _, path in listed):
         return None
@@ -206,17 +213,19 @@ def jq_rows_ranked(
 ) -> str | None:
     """The jq expression for the next rows of the list at ``owner`` ranked by ``column``: ``ranked`` is
     (the type the ranked cells have, "number" or "string"; highest first; the indices already shown, left
-    out; how many more), each row as :func:`jq_rows_where` writes it; None when a path runs through a list."""
+    out; how many more), each row as :func:`jq_rows_where` writes it, tied values by index; None when a path
+    runs through a list."""
     import json
 
     kind, highest, shown, more = ranked
-    by, listed = jq_path(column), [(name, jq_path(segments)) for name, segments in columns]
+    by, listed = _in_item(column), [(name, _in_item(segments)) for name, segments in columns]
     start = jq_path(owner)
     if start is None or by is None or any(path is None for _, path in listed):
         return None
     fields = ", ".join(f"{json.dumps(name)}: .value{path}" for name, path in listed)
     skip = f" | select(.key | IN({', '.join(str(index) for index in shown)}) | not)" if shown else ""
-    order = f"sort_by(.value{by}){' | reverse' if highest else ''}"
+    # ties in the answer's order, by index (Python's stable sort), whichever way: reversed, jq's would turn
+    order = f"sort_by(.value{by}, -.key) | reverse" if highest else f"sort_by(.value{by}, .key)"
     rows = f"[{start} | to_entries[] | select(.value{by} | type == {json.dumps(kind)}){skip}]"
     return f"{rows} | {order} | .[:{more}] | map({{i: .key, {fields}}})"
 

@@ -233,7 +233,7 @@ def render_structure_text(
         reads = dict.fromkeys(hint_path(path, structure[path]) for path in wanted)
         lines.append("Read the fields matching your words (best first):")
         lines.append(f"  {program} read-fields {execution_id} " + " ".join(shlex.quote(path) for path in reads))
-    elif "wanted" in result:
+    elif "wanted" in result and not result["wanted"]:  # matches the budget left out are still matches
         lines.append(f"No field name matches {_quoted_want(result.get('want'))}: the usual view is shown.")
     if structure and not wanted:
         example = _example_path(structure)

@@ -127,7 +127,8 @@ def want_answer(
     def read(answer: dict[str, Any]) -> str:
         from pflow_structure.render.output_text import format_json
 
-        return format_json(answer, compact=True) if form == "json" else want_text(answer, style)
+        # the text as printed: the command line ends it with a newline, which can be a token of its own
+        return format_json(answer, compact=True) if form == "json" else want_text(answer, style) + "\n"
 
     def fit(room: int) -> dict[str, Any]:
         answer = build(room)

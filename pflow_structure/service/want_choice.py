@@ -300,6 +300,7 @@ HIGHEST = frozenset(
 LOWEST = frozenset({"lowest", "least", "smallest", "fewest", "cheapest", "shortest"})
 NEWEST = frozenset({"latest", "newest"})  # not "recently": "what did they do recently" lists them all
 OLDEST = frozenset({"oldest", "earliest"})
+TIME_SPANS = frozenset({"second", "minut", "hour", "day", "week", "month", "year"})  # stems: "30 days" is no count
 
 
 class Order(NamedTuple):
@@ -336,27 +337,38 @@ def sort_order(structure: Mapping[str, Mapping[str, Any]], shown: Sequence[str],
     if found is None:
         return None
     position, word = found
-    # "top 20", "which 20 issues have the most": the count nearest the superlative
-    counts = sorted((abs(i - position), int(w)) for i, w in enumerate(said) if w.isdigit() and 0 < int(w) <= 100)
+    if word in {"most", "least"} and said[position + 1 : position + 2] == ["recent"]:  # "the most recent": newest
+        word = "latest" if word == "most" else "earliest"
+    # "top 20", "which 20 issues have the most": the count nearest the superlative ("in the last 30 days": a time)
+    spans = [stem(w) for w in said[1:]] + [""]
+    counts = sorted(
+        (abs(i - position), int(w))
+        for i, w in enumerate(said)
+        if w.isdigit() and 0 < int(w) <= 100 and spans[i] not in TIME_SPANS
+    )
     rows = counts[0][1] if counts else Order._field_defaults["rows"]
     columns = [path for path in shown if "[0]" in path and path in structure]
     if word in NEWEST | OLDEST:
         times = [path for path in columns if _timelike(path, structure[path])]
         return Order(times[0], word in NEWEST, rows) if times else None
     numbers = [path for path in columns if _numeric(structure[path])]
-    # the words that name the column: after "by" when it follows ("top 20 issues by comments"), else the next two
+    # the words that name the column, first to last: those after "by" when it follows ("top 20 issues by
+    # comments"), then the next two ("the most commented issues opened by octocat": not a column)
     rest = said[position + 1 :]
-    rest = rest[rest.index("by") + 1 :] if "by" in rest else rest
-    after = [stem(w) for w in rest if not w.isdigit()][:2]
+    by = rest[rest.index("by") + 1 :] if "by" in rest else []
+    after = [stem(w) for w in by if not w.isdigit()][:2] + [stem(w) for w in rest if not w.isdigit()][:2]
 
-    def names(path: str) -> bool:
-        return any(term_matches(term, key_segments(path)) >= WORD_MATCH for term in after)
+    def names(path: str, term: str) -> bool:
+        return term_matches(term, key_segments(path)) >= WORD_MATCH
 
-    named = [path for path in numbers if names(path)]
-    # "the most starred": a number of the records the word names, shown or not (it joins the columns)
-    unshown = [path for path in structure if "[0]" in path and _numeric(structure[path]) and names(path)]
-    chosen = (named or sorted(unshown, key=lambda path: path.count(".")) or numbers)[:1]
-    return Order(chosen[0], word in HIGHEST, rows) if chosen else None
+    for term in after:
+        named = [path for path in numbers if names(path, term)]
+        # "the most starred": a number of the records the word names, shown or not (it joins the columns)
+        unshown = [path for path in structure if "[0]" in path and _numeric(structure[path]) and names(path, term)]
+        chosen = (named or sorted(unshown, key=lambda path: path.count(".")))[:1]
+        if chosen:
+            return Order(chosen[0], word in HIGHEST, rows)
+    return Order(numbers[0], word in HIGHEST, rows) if numbers else None
 
 
 class Where(NamedTuple):
