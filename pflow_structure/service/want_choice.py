@@ -358,8 +358,11 @@ def sort_order(structure: Mapping[str, Mapping[str, Any]], shown: Sequence[str],
     by = rest[rest.index("by") + 1 :] if "by" in rest else []
     after = [stem(w) for w in by if not w.isdigit()][:2] + [stem(w) for w in rest if not w.isdigit()][:2]
 
-    def names(path: str, term: str) -> bool:
-        return term_matches(term, key_segments(path)) >= WORD_MATCH
+    nouns = record_nouns(want)
+
+    def names(path: str, term: str) -> bool:  # a word that names the records names only a whole key
+        keys = key_segments(path)
+        return term_matches(term, keys) >= WORD_MATCH and (term not in nouns or _whole_key(term, keys))
 
     for term in after:
         named = [path for path in numbers if names(path, term)]
