@@ -385,6 +385,19 @@ def test_a_superlative_ranks_the_rows_by_the_number_its_next_word_names() -> Non
     assert sort_order(structure, shown, "what are the min and max sizes") is None  # names, not superlatives
 
 
+def test_newest_ranks_by_the_records_own_time_before_a_nested_ones() -> None:
+    from pflow_structure.service.want_choice import Order, sort_order
+
+    structure = {
+        "result[0].title": {"type": "str", "avg_length": 20},
+        "result[0].base.repo.updated_at": {"type": "str", "avg_length": 20},
+        "result[0].created_at": {"type": "str", "avg_length": 20},
+    }
+    shown = ["result[0].title", "result[0].base.repo.updated_at"]  # the want showed a nested time only
+    assert sort_order(structure, shown, "the 10 newest pull requests") == Order("result[0].created_at", True, 10)
+    assert sort_order(structure, ["result[0].title"], "the latest pull requests") is None  # no time shown: no rank
+
+
 def test_the_column_after_by_and_a_count_before_the_superlative_rank_the_rows() -> None:
     from pflow_structure.filtering.want import stem
     from pflow_structure.service.want_choice import Order, record_nouns, sort_order

@@ -348,9 +348,14 @@ def sort_order(structure: Mapping[str, Mapping[str, Any]], shown: Sequence[str],
     )
     rows = counts[0][1] if counts else Order._field_defaults["rows"]
     columns = [path for path in shown if "[0]" in path and path in structure]
-    if word in NEWEST | OLDEST:
+    if word in NEWEST | OLDEST:  # the first time shown; a time of the record's own before a nested one's
         times = [path for path in columns if _timelike(path, structure[path])]
-        return Order(times[0], word in NEWEST, rows) if times else None
+        if not times:
+            return None
+        item = times[0][: times[0].index("[0]") + 3]
+        own = [path for path in structure if path.startswith(item) and _timelike(path, structure[path])]
+        times = sorted([*times, *(path for path in own if path not in times)], key=lambda p: len(key_segments(p)))
+        return Order(times[0], word in NEWEST, rows)
     numbers = [path for path in columns if _numeric(structure[path])]
     # the words that name the column, first to last: those after "by" when it follows ("top 20 issues by
     # comments"), then the next two ("the most commented issues opened by octocat": not a column)
