@@ -413,6 +413,8 @@ def test_the_column_after_by_and_a_count_before_the_superlative_rank_the_rows() 
     assert sort_order(structure, shown, "which 20 issues have the most comments") == by
     assert sort_order(structure, shown, "the 3 issues from 2021 with the most comments").rows == 3  # type: ignore[union-attr]
     assert record_nouns("top 20 issues by comments") == {stem("issues")}
+    assert sort_order(structure, shown, "top 1000 issues by comments") == by._replace(rows=1000)  # beside it
+    assert sort_order(structure, shown, "the issue from 2014 with the most comments") == by._replace(rows=5)
     # "issues" names the records, not open_issues: with no word for the column, the first number shown
     assert sort_order(structure, shown, "top 5 issues") == Order("result[0].milestone.open_issues", True, 5)
     numbered = {"result[0].number": {"type": "int"}, **structure}

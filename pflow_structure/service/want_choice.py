@@ -300,6 +300,7 @@ HIGHEST = frozenset(
 LOWEST = frozenset({"lowest", "least", "smallest", "fewest", "cheapest", "shortest"})
 NEWEST = frozenset({"latest", "newest"})  # not "recently": "what did they do recently" lists them all
 OLDEST = frozenset({"oldest", "earliest"})
+MAX_COUNT = 10_000  # the most rows a count beside the superlative asks for (the budget shows what fits)
 TIME_SPANS = frozenset({"second", "minut", "hour", "day", "week", "month", "year"})  # stems: "30 days" is no count
 
 
@@ -344,8 +345,8 @@ def sort_order(structure: Mapping[str, Mapping[str, Any]], shown: Sequence[str],
     counts = sorted(
         (abs(i - position), int(w))
         for i, w in enumerate(said)
-        if w.isdigit() and 0 < int(w) <= 100 and spans[i] not in TIME_SPANS
-    )
+        if w.isdigit() and 0 < int(w) <= (MAX_COUNT if abs(i - position) == 1 else 100) and spans[i] not in TIME_SPANS
+    )  # past 100 only beside the superlative ("top 1000"): elsewhere a larger number is a year or an id
     rows = counts[0][1] if counts else Order._field_defaults["rows"]
     columns = [path for path in shown if "[0]" in path and path in structure]
     if word in NEWEST | OLDEST:  # the first time shown; a time of the record's own before a nested one's
