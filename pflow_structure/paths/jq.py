@@ -196,13 +196,26 @@ def jq_rows_where(
     when a path runs through a list."""
     import json
 
-    where, listed = _in_item(column), [(name, _in_item(segments)) for name, segments in columns]
-    start = jq_path(owner)
-    if start is None or where is None or any(path is None for _, path in listed):
+    parts = _rows(owner, column, columns)
+    if parts is None:
         return None
-    fields = ", ".join(f"{json.dumps(name)}: .value{path}" for name, path in listed)
+    start, where, fields = parts
     said = ", ".join(json.dumps(value) for value in values)
     return f"[{start} | to_entries[] | select(.value{where} | IN({said})) | {{i: .key, {fields}}}]"
+
+
+def _rows(
+    owner: Sequence[Any], column: Sequence[Any], columns: Sequence[tuple[str, Sequence[Any]]]
+) -> tuple[str, str, str] | None:
+    """The list at ``owner``, its ``column`` in an item and ``columns`` as a row's fields
+    (``"NAME": .value.PATH, ...``), as jq reads them; None when a path runs through a list."""
+    import json
+
+    by, listed = _in_item(column), [(name, _in_item(segments)) for name, segments in columns]
+    start = jq_path(owner)
+    if start is None or by is None or any(path is None for _, path in listed):
+        return None
+    return start, by, ", ".join(f"{json.dumps(name)}: .value{path}" for name, path in listed)
 
 
 def jq_rows_ranked(
@@ -218,11 +231,10 @@ def jq_rows_ranked(
     import json
 
     kind, highest, shown, more = ranked
-    by, listed = _in_item(column), [(name, _in_item(segments)) for name, segments in columns]
-    start = jq_path(owner)
-    if start is None or by is None or any(path is None for _, path in listed):
+    parts = _rows(owner, column, columns)
+    if parts is None:
         return None
-    fields = ", ".join(f"{json.dumps(name)}: .value{path}" for name, path in listed)
+    start, by, fields = parts
     skip = f" | select(.key | IN({', '.join(str(index) for index in shown)}) | not)" if shown else ""
     # ties in the answer's order, by index (Python's stable sort), whichever way: reversed, jq's would turn
     order = f"sort_by(.value{by}, -.key) | reverse" if highest else f"sort_by(.value{by}, .key)"
