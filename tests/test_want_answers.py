@@ -742,7 +742,8 @@ def test_alike_is_decided_once_and_the_text_and_dict_stay_within_the_budget(tmp_
     # the MCP server and the Python API give the dict: its compact JSON keeps within max_tokens too
     answer = registry_run("read-json", {"path": str(path)}, want="log level and service", max_tokens=400)
     assert count_tokens(json.dumps(answer, separators=(",", ":"), ensure_ascii=False)) <= 400
-    assert answer["values"]["result[*].service"] == service
+    assert answer["values"]["result[*].service"] == service[:80] + "…(87 chars)"  # cut as the text cuts it
+    assert answer["cut"].endswith("read one whole by its path, e.g. result[0].service")
     assert answer["alike"]["result[*].service"] == len(answer["values"]["result[*].level"])
 
 
@@ -786,3 +787,22 @@ def test_a_column_under_a_quoted_key_can_pick_rows() -> None:
     paths = ["result[0].id", 'result[0]["os-ext"]']
     found = row_filter(outputs, infer_structure(outputs).structure, paths, "which one is open")
     assert found is not None and found.path == 'result[0]["os-ext"]'
+
+
+def test_the_dict_cuts_long_cells_as_the_text_does_and_keeps_within_max_tokens(steady_ids: None) -> None:
+    # before: each body whole in the dict, so one row (1,690 tokens for a budget of 1,500; "top 20": 1 row)
+    plain = registry_run("read-json", {"path": str(ISSUES)}, want="title and body of each issue", max_tokens=1500)
+    assert count_tokens(json.dumps(plain, separators=(",", ":"), ensure_ascii=False)) <= 1500
+    bodies = plain["values"]["result[*].body"]
+    whole = json.loads(ISSUES.read_text())
+    assert len(bodies) >= 10
+    assert bodies[0] == whole[0]["body"][:80] + f"…({len(whole[0]['body']):,} chars)"
+    assert plain["cut"].endswith("e.g. result[12].title")  # the first cut cell, column by column
+    assert len(whole[12]["title"]) > 80 and all(len(item["title"]) <= 80 for item in whole[:12])
+    ranked = registry_run("read-json", {"path": str(ISSUES)}, want="top 20 issues by comments", max_tokens=1500)
+    assert count_tokens(json.dumps(ranked, separators=(",", ":"), ensure_ascii=False)) <= 1500
+    items = ranked["_more"]["result[*].number"]["order"]["items"]
+    assert len(items) >= 10
+    for index, body in zip(items, ranked["values"]["result[*].body"], strict=True):
+        text = whole[index]["body"]
+        assert body == (text if len(text) <= 200 else text[:200] + f"…({len(text):,} chars)")

@@ -17,14 +17,12 @@ Rows are added while the text fits the budget; the rest pages with the exact cal
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any, NamedTuple
 
 from pflow_structure.paths import WILDCARD, format_path, parse_path
-from pflow_structure.render.tables import cell_text
+from pflow_structure.render.want_cells import ALIKE, RANKED_CHARS, alike_columns, cell
 
-CELL_CHARS = 80  # a string cell longer than this is cut: rows stay rows
 TokenCounter = Callable[[str], int]
 CallText = Callable[[dict[str, Any]], str]  # a read_fields call's arguments -> how the answer writes it
 
@@ -78,17 +76,6 @@ def pick(value: Any, segments: Sequence[Any]) -> Any:
         else:
             return None
     return value
-
-
-def cell(value: Any, limit: int = CELL_CHARS) -> str:
-    """One cell: a primitive as a TOON cell, a long string cut (past ``limit``), a list or object as
-    compact JSON."""
-    if isinstance(value, str) and len(value) > limit:
-        return cell_text(value[:limit]) + f"…({len(value):,} chars)"
-    if isinstance(value, (list, dict)):
-        text = json.dumps(value, ensure_ascii=False, separators=(",", ":"))
-        return text if len(text) <= limit else text[:limit] + f"…({len(text):,} chars)"
-    return cell_text(value)
 
 
 def relative(segments: Sequence[Any]) -> str:
@@ -182,7 +169,7 @@ def _fit_rows(
     # A column alike in every item that can be shown is written once: the rows are counted without it. A
     # row costs at least a token, so no more items than ``room`` can be shown.
     scan = items[: max(room, 0) + 1]
-    same = _alike([[pick(item, column) for item in scan] for column in table.columns], reads, count)
+    same = alike_columns([[pick(item, column) for item in scan] for column in table.columns], reads, count)
     varies = [not each for each in same]
     for item in items[:rows]:
         cells = [pick(item, column) for column in table.columns]
@@ -195,7 +182,7 @@ def _fit_rows(
         for column, value in zip(columns, cells, strict=True):
             column.append(value)
     shown = len(lines) - 1
-    once = _alike(columns, reads, count) if any(same) else [False] * len(columns)
+    once = alike_columns(columns, reads, count) if any(same) else [False] * len(columns)
     for read, column, single in zip(reads, columns, once, strict=True):
         values[read] = column[0] if single else column
         if single and alike is not None:
@@ -207,7 +194,6 @@ def _fit_rows(
     return lines
 
 
-RANKED_CHARS = 200  # a ranked row's string cell shows this much: a few rows, read whole
 Ranking = tuple[tuple[Any, ...], tuple[Any, ...], bool, int]  # list, column in an item, highest first, rows
 
 
@@ -422,27 +408,3 @@ def value_lines(
             shown = len(columns[0])
             lines.append(f"Rows 0-{shown - 1} of {total:,} shown; read on: {call(dict(paged['next']))}")
     return lines
-
-
-ALIKE_ROWS = 3  # a column the same in at least this many rows is written once, above the table
-ALIKE = " (in every row shown)"
-
-
-def _same(one: Any, other: Any) -> bool:
-    """Equal and of one type: ``1``, ``True`` and ``1.0`` are three values in a column."""
-    return type(one) is type(other) and one == other
-
-
-def _alike(columns: Sequence[Sequence[Any]], reads: Sequence[str], count: TokenCounter) -> list[bool]:
-    """Which columns hold one value in every row (``playlistId``, ``due_at: null``): written once, not
-    per row, when at least one other column varies and the line is shorter than the cells it saves."""
-
-    def once(column: Sequence[Any], read: str) -> bool:
-        if len(column) < ALIKE_ROWS or any(not _same(value, column[0]) for value in column):
-            return False
-        text = cell(column[0])
-        return len(column) * (count(text) + 1) > count(f"{read}: {text}{ALIKE}") + 1
-
-    if not any(any(not _same(value, column[0]) for value in column) for column in columns):
-        return [False] * len(columns)  # nothing varies: the rows are the answer
-    return [once(column, read) for column, read in zip(columns, reads, strict=True)]

@@ -64,6 +64,7 @@ def want_answer(
     JSON: the MCP server's ``registry_run``)."""
     from pflow_structure.filtering import fields_of
     from pflow_structure.render.tokens import count_tokens
+    from pflow_structure.render.want_cells import shown_values
     from pflow_structure.render.want_text import MAP_SHARE, MAP_TOKENS, WantMap, want_map
     from pflow_structure.render.want_values import picked_items, want_values
     from pflow_structure.service.answers import next_call
@@ -98,13 +99,18 @@ def want_answer(
             order=order,
             where=(where.path, picked) if where is not None and picked is not None else None,
         )
+        values, cut = found.values, None
+        if form == "json":  # the dict holds each cell as the text shows it: a long one cut, not whole
+            values, cut = shown_values(found.values, found.more, found.alike)
         answer: dict[str, Any] = {
             "execution_id": execution_id,
             "node_type": described["node_type"],
             "want": described.get("want"),
             **_page(described),
-            "values": found.values,
+            "values": values,
         }
+        if cut:
+            answer["cut"] = cut
         if found.more:
             answer["_more"] = found.more
         if found.alike:
