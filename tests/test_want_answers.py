@@ -425,6 +425,9 @@ def test_the_column_after_by_and_a_count_before_the_superlative_rank_the_rows() 
     assert sort_order(structure, shown, "top 5 issues") == Order("result[0].milestone.open_issues", True, 5)
     numbered = {"result[0].number": {"type": "int"}, **structure}
     assert sort_order(numbered, list(numbered), "top 5 issues") == Order("result[0].number", True, 5)
+    # a superlative between the count and the noun: "issues" still names the records (it ranked by open_issues)
+    assert record_nouns("the 5 largest issues") == {stem("issues")}
+    assert sort_order(numbered, list(numbered), "the 5 largest issues") == Order("result[0].number", True, 5)
 
 
 def test_a_by_that_names_no_column_leaves_the_column_to_the_words_after_the_superlative() -> None:

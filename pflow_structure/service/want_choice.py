@@ -99,6 +99,8 @@ def record_nouns(want: str) -> set[str]:
     from pflow_structure.filtering.want import STOPWORDS, stem, words
 
     said = [word.lower() for word in words(want)]
+    # a superlative between the count and the noun is skipped: "the 5 largest issues" is about issues
+    said = [word for word in said if word not in SUPERLATIVES]
     return {
         stem(word)
         for before, word in pairwise(said)
@@ -300,6 +302,7 @@ HIGHEST = frozenset(
 LOWEST = frozenset({"lowest", "least", "smallest", "fewest", "cheapest", "shortest"})
 NEWEST = frozenset({"latest", "newest"})  # not "recently": "what did they do recently" lists them all
 OLDEST = frozenset({"oldest", "earliest"})
+SUPERLATIVES = HIGHEST | LOWEST | NEWEST | OLDEST
 MAX_COUNT = 10_000  # the most rows a count beside the superlative asks for (the budget shows what fits)
 TIME_SPANS = frozenset({"second", "minut", "hour", "day", "week", "month", "year"})  # stems: "30 days" is no count
 
@@ -334,7 +337,7 @@ def sort_order(structure: Mapping[str, Mapping[str, Any]], shown: Sequence[str],
     from pflow_structure.filtering.want import stem, term_matches, words
 
     said = [word.lower() for word in words(want)]
-    found = next(((i, word) for i, word in enumerate(said) if word in HIGHEST | LOWEST | NEWEST | OLDEST), None)
+    found = next(((i, word) for i, word in enumerate(said) if word in SUPERLATIVES), None)
     if found is None:
         return None
     position, word = found
