@@ -425,6 +425,10 @@ def test_the_column_after_by_and_a_count_before_the_superlative_rank_the_rows() 
     assert sort_order(structure, shown, "top 5 issues") == Order("result[0].milestone.open_issues", True, 5)
     numbered = {"result[0].number": {"type": "int"}, **structure}
     assert sort_order(numbered, list(numbered), "top 5 issues") == Order("result[0].number", True, 5)
+    # a number after a noun that ends its phrase names a thing, not rows (it showed 3 and 42 rows)
+    assert sort_order(structure, shown, "the most commented issues in milestone 3") == by._replace(rows=5)
+    assert sort_order(structure, shown, "top comments on issue 42") == by._replace(rows=5)
+    assert sort_order(structure, shown, "list 3 issues with the most comments") == by._replace(rows=3)
     # a superlative between the count and the noun: "issues" still names the records (it ranked by open_issues)
     assert record_nouns("the 5 largest issues") == {stem("issues")}
     assert sort_order(numbered, list(numbered), "the 5 largest issues") == Order("result[0].number", True, 5)

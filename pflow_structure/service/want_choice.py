@@ -329,6 +329,16 @@ def _numeric(entry: Mapping[str, Any]) -> bool:
     return bool(kinds) and kinds <= {"int", "float"}
 
 
+def _names_one(said: Sequence[str], i: int) -> bool:
+    """Whether the number at ``i`` names a thing rather than counting rows: it follows a noun and ends the
+    phrase ("in milestone 3", "on issue 42 with"), where a count comes before its noun ("list 3 issues")."""
+    from pflow_structure.filtering.want import STOPWORDS
+
+    before, after = (said[i - 1] if i else "0"), (said[i + 1] if i + 1 < len(said) else "")
+    plain = STOPWORDS | QUANTIFIERS | SUPERLATIVES
+    return before not in plain and not before.isdigit() and (not after or after in plain)
+
+
 def sort_order(structure: Mapping[str, Mapping[str, Any]], shown: Sequence[str], want: str) -> Order | None:
     """The column a superlative of ``want`` ranks the rows by, among the ``shown`` columns of a list: a
     number the word after it names ("highest-scoring": ``score``), else the first number shown; for
@@ -348,7 +358,10 @@ def sort_order(structure: Mapping[str, Mapping[str, Any]], shown: Sequence[str],
     counts = sorted(
         (abs(i - position), int(w))
         for i, w in enumerate(said)
-        if w.isdigit() and 0 < int(w) <= (MAX_COUNT if abs(i - position) == 1 else 100) and spans[i] not in TIME_SPANS
+        if w.isdigit()
+        and 0 < int(w) <= (MAX_COUNT if abs(i - position) == 1 else 100)
+        and spans[i] not in TIME_SPANS
+        and (abs(i - position) == 1 or not _names_one(said, i))
     )  # past 100 only beside the superlative ("top 1000"): elsewhere a larger number is a year or an id
     rows = counts[0][1] if counts else Order._field_defaults["rows"]
     columns = [path for path in shown if "[0]" in path and path in structure]
