@@ -193,6 +193,9 @@ class Trip(NamedTuple):
     data: bool
 
 
+FORM, STYLE = "text", "cli"  # --form json: the MCP server's dict (style "tool"), measured as its compact JSON
+
+
 def answer_trip(response: Response, question: Question, settings: Any) -> Trip:
     """The want answer (``run --want`` as the CLI prints it) and one read of what it did not show."""
     from common import FIXED_ID
@@ -205,10 +208,14 @@ def answer_trip(response: Response, question: Question, settings: Any) -> Trip:
 
     captured = capture_outputs("read-json", {}, {"result": response.value}, settings=settings, want=question.text)
     described = captured.result
-    answer = sized_answer(described, captured.outputs, captured.structure, settings=settings, style="cli")
+    answer = sized_answer(described, captured.outputs, captured.structure, settings=settings, style=STYLE, form=FORM)
     answer = answer or described
     real = described["execution_id"]
     shown = answer_text(answer, settings) if "values" in answer or "data" in answer else render_structure_text(answer)
+    if FORM == "json":  # the dict an MCP client reads (registry_run), as its compact JSON
+        from pflow_structure.render.output_text import format_json
+
+        shown = format_json(answer, compact=True)
     from pflow_structure.cli.read_fields import TEXT_MAX_ITEMS
 
     # A column cut short counts as not shown: the agent reads it (a read's page now fills the answer budget,
@@ -220,6 +227,9 @@ def answer_trip(response: Response, question: Question, settings: Any) -> Trip:
     }
     values = [path for path in answer.get("values") or () if path not in paged]
     named = set(answer.get("structure") or ())
+    if FORM == "json":  # the dict leaves out ``structure``: its map names the same paths as the text's
+        text_form = sized_answer(described, captured.outputs, captured.structure, settings=settings, style="cli")
+        named = set((text_form or described).get("structure") or ())
     data = "data" in answer
     unread = [path for path in question.needs if not data and not any(covers(v, path) for v in values)]
     found = data or all(path in named or path not in unread for path in question.needs)
@@ -529,7 +539,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument(
         "--map-tokens", type=int, default=100, metavar="N", help="with --usual-names: the map's tokens (100: shipped)"
     )
+    parser.add_argument(
+        "--form", default="text", choices=["text", "json"], help="the want answer as the CLI text or the MCP dict"
+    )
     args = parser.parse_args(argv)
+    global FORM, STYLE
+    FORM, STYLE = args.form, ("cli" if args.form == "text" else "tool")
     responses = load()
     if not responses:
         print(f"no answers under {EVAL}", file=sys.stderr)

@@ -287,7 +287,9 @@ def test_cli_run_want_json_has_wanted() -> None:
     from tests.test_cli import run_json
 
     result = run_json("read-json", f"path={ISSUES_FILE}", "--want", "title")
-    assert result["wanted"][0] == "result[0].title"
+    assert list(result["values"])[:2] == ["result[*].number", "result[*].title"]
+    # the other matches: named in the map; ``wanted`` only for those neither shows (none here)
+    assert "wanted" not in result and ", .milestone.labels_url, " in result["map"]
     assert result["want"] == "title"
 
 
@@ -306,16 +308,17 @@ def test_the_mcp_servers_registry_run_takes_want() -> None:
     assert result["isError"] is False
     structured = result["structuredContent"]
     assert structured["want"] == WANT
-    assert structured["wanted"][2] == "result[0].user.login"
+    assert "wanted" not in structured  # every match is a value or named in the map: no list of them again
+    assert "structure" not in structured  # the map names the other matches
     # Against the file itself, read with json (not through our service): the values shown are the first
-    # issues' numbers and logins in order, and each wanted field a key of the issues.
+    # issues' numbers and logins in order, and each column a key of the issues.
     numbers, logins = structured["values"]["result[*].number"], structured["values"]["result[*].user.login"]
     assert 0 < len(numbers) == len(logins) < len(ISSUES)  # rows fill the want budget, then page
     assert structured["_more"]["result[*].number"]["next"]["offset"] == len(numbers)
     assert numbers == [issue["number"] for issue in ISSUES[: len(numbers)]]
     assert logins == [issue["user"]["login"] for issue in ISSUES[: len(logins)]]
-    for path in structured["wanted"]:
-        *parents, key = path.removeprefix("result[0].").replace("[0]", "").split(".")
+    for path in structured["values"]:
+        *parents, key = path.removeprefix("result[*].").replace("[*]", "").split(".")
         holders = list(ISSUES)
         for parent in parents:
             holders = [item for holder in holders for item in _items(holder.get(parent))]

@@ -79,7 +79,7 @@ def test_the_structure_views_read_command_reads_the_item_that_has_the_field(tmp_
 
 def test_a_want_answers_map_lists_the_other_fields_its_words_match_by_name() -> None:
     answer = registry_run("read-json", {"path": str(ISSUES)}, want="who opened each issue, is it still open?")
-    assert answer["structure"]["result[0].milestone.closed_issues"] == {"type": "int"}
+    assert "structure" not in answer and "wanted" not in answer  # the map names them, once
     assert answer["map"] == (
         "Rest: result list, 100 items, each 57 more fields; your words also match: "
         "result[*].milestone.closed_issues, .author_association, .assignee, .milestone.creator, "
@@ -242,11 +242,15 @@ def test_run_json_is_sized_as_the_dict_it_prints_not_as_the_text(steady_ids: Non
     answer = json.loads(outcome.stdout)
     assert count_tokens(json.dumps(answer, separators=(",", ":"), ensure_ascii=False)) <= 600
     assert 1 <= len(answer["values"]["result[*].title"]) < 100
-    # too small for the map beside the rows: the map goes and the rows take its room again (not one row)
-    tight = registry_run("read-json", {"path": str(ISSUES)}, want="title and state of each issue", max_tokens=500)
-    assert count_tokens(json.dumps(tight, separators=(",", ":"), ensure_ascii=False)) <= 500
-    assert tight["map"] == ""
-    assert len(tight["values"]["result[*].title"]) >= 5
+    # a small dict keeps rows beside the map (it once showed 1 row in 342 tokens of 500)
+    small = registry_run("read-json", {"path": str(ISSUES)}, want="title and state of each issue", max_tokens=500)
+    assert count_tokens(json.dumps(small, separators=(",", ":"), ensure_ascii=False)) <= 500
+    assert small["map"].startswith("Rest: result list, 100 items") and len(small["values"]["result[*].title"]) >= 12
+    # too small for the map beside one row: the map goes, and ``wanted`` names the matches it named
+    tight = registry_run("read-json", {"path": str(ISSUES)}, want="title and state of each issue", max_tokens=320)
+    assert count_tokens(json.dumps(tight, separators=(",", ":"), ensure_ascii=False)) <= 320
+    assert tight["map"] == "" and len(tight["values"]["result[*].title"]) == 1
+    assert tight["wanted"][:2] == ["result[0].milestone.open_issues", "result[0].milestone.closed_issues"]
 
 
 def test_structure_gives_the_want_view_and_the_structure_command_the_full_one() -> None:
@@ -265,9 +269,8 @@ def test_a_small_output_comes_back_as_data_with_its_id(tmp_path: Path) -> None:
     path.write_text(json.dumps({"ok": True, "count": 2}), encoding="utf-8")
     answer = registry_run("read-json", {"path": str(path)})
     assert answer["data"] == {"ok": True, "count": 2}
-    assert answer["rest"] == (
-        f"Cached as {answer['execution_id']} (paths start at result): read_fields reads a part, "
-        '"${ID:PATH}" passes it on unread.'
+    assert answer["rest"] == (  # the id is the dict's execution_id, not said again
+        'Cached (paths start at result): read_fields reads a part, "${ID:PATH}" passes it on unread.'
     )
     outcome = invoke("run", "read-json", f"path={path}")
     lines = outcome.stdout.splitlines()
@@ -330,14 +333,16 @@ def test_the_tool_descriptions_say_what_a_want_answer_is_in_at_most_40_tokens() 
 
 
 def test_matches_below_a_dict_of_data_keys_are_named_in_the_map_not_called_missing(tmp_path: Path) -> None:
-    from pflow_structure.service.want_answer import want_text
-
     path = tmp_path / "keyed.json"
     path.write_text(json.dumps({f"k{n}": {"size": n, "tag": f"t{n}"} for n in range(30)}), encoding="utf-8")
     answer = registry_run("read-json", {"path": str(path)}, want="size of each")
-    assert answer["values"] == {} and answer["wanted"] == ["result[*].size"]
-    lines = want_text(answer).splitlines()
-    assert lines[0] == f"{answer['execution_id']}: your words match the fields named below; read-fields reads them."
+    assert (
+        answer["values"] == {}
+        and answer["map"] == "Rest: result dict, 2 more fields; your words also match: result[*].size"
+    )
+    lines = invoke("run", "read-json", f"path={path}", "--want", "size of each").stdout.splitlines()
+    execution_id = lines[0].split(":")[0]
+    assert lines[0] == f"{execution_id}: your words match the fields named below; read-fields reads them."
     assert lines[1] == "Rest: result dict, 2 more fields; your words also match: result[*].size"
 
 
@@ -749,8 +754,8 @@ def test_alike_is_decided_once_and_the_text_and_dict_stay_within_the_budget(tmp_
     # the MCP server and the Python API give the dict: its compact JSON keeps within max_tokens too
     answer = registry_run("read-json", {"path": str(path)}, want="log level and service", max_tokens=400)
     assert count_tokens(json.dumps(answer, separators=(",", ":"), ensure_ascii=False)) <= 400
-    assert answer["values"]["result[*].service"] == service[:80] + "…(87 chars)"  # cut as the text cuts it
-    assert answer["cut"].endswith("read one whole by its path, e.g. result[0].service")
+    assert answer["values"]["result[*].service"] == service  # 87 characters: too few past 80 to cut in the dict
+    assert "cut" not in answer
     assert answer["alike"]["result[*].service"] == len(answer["values"]["result[*].level"])
 
 
@@ -804,8 +809,8 @@ def test_the_dict_cuts_long_cells_as_the_text_does_and_keeps_within_max_tokens(s
     whole = json.loads(ISSUES.read_text())
     assert len(bodies) >= 10
     assert bodies[0] == whole[0]["body"][:80] + f"…({len(whole[0]['body']):,} chars)"
-    assert plain["cut"].endswith("e.g. result[12].title")  # the first cut cell, column by column
-    assert len(whole[12]["title"]) > 80 and all(len(item["title"]) <= 80 for item in whole[:12])
+    assert plain["cut"].endswith("e.g. result[0].body")  # the first cut cell, column by column
+    assert all(len(title) <= 120 for title in plain["values"]["result[*].title"])  # the dict cuts 40 past 80
     ranked = registry_run("read-json", {"path": str(ISSUES)}, want="top 20 issues by comments", max_tokens=1500)
     assert count_tokens(json.dumps(ranked, separators=(",", ":"), ensure_ascii=False)) <= 1500
     items = ranked["_more"]["result[*].number"]["order"]["items"]
@@ -813,3 +818,31 @@ def test_the_dict_cuts_long_cells_as_the_text_does_and_keeps_within_max_tokens(s
     for index, body in zip(items, ranked["values"]["result[*].body"], strict=True):
         text = whole[index]["body"]
         assert body == (text if len(text) <= 200 else text[:200] + f"…({len(text):,} chars)")
+
+
+@pytest.mark.parametrize(
+    ("response", "want"),
+    [
+        ("auth0/client.json", "Which grant types may it use?"),
+        (
+            "aws/autoscaling_describe_groups.json",
+            "Which instances are in the group and are they healthy and InService?",
+        ),
+        ("digitalocean/volumes_list.json", "Which volumes exist, how large, in which region?"),
+    ],
+)
+def test_the_dict_is_the_answer_only_when_the_data_costs_more_than_it_and_a_read(
+    response: str, want: str, steady_ids: None
+) -> None:
+    # the choice was made by the text's size: the dict came back where the data cost less than it and a read
+    from pflow_structure.service.want_answer import READ_ALLOWANCE
+
+    path = Path(__file__).parent / "data" / "filter_eval" / response
+    data = count_tokens(
+        json.dumps(json.loads(path.read_text(encoding="utf-8")), separators=(",", ":"), ensure_ascii=False)
+    )
+    answer = registry_run("read-json", {"path": str(path)}, want=want)
+    if "values" in answer:
+        assert count_tokens(json.dumps(answer, separators=(",", ":"), ensure_ascii=False)) + READ_ALLOWANCE < data
+    else:
+        assert answer["data"] == json.loads(path.read_text(encoding="utf-8"))

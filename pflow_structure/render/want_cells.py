@@ -22,13 +22,14 @@ TokenCounter = Callable[[str], int]
 _CUT_END = re.compile(r"…\([0-9,]+ chars\)")  # what a cut cell ends with, right after its first ``limit`` characters
 
 
-def _cut(value: Any, limit: int) -> str | None:
-    """``value``'s text cut past ``limit`` characters, ending ``…(its length)``; None when it is not cut."""
+def _cut(value: Any, limit: int, slack: int = 0) -> str | None:
+    """``value``'s text cut past ``limit`` characters, ending ``…(its length)``; None when it is not cut
+    (not longer than ``limit`` and ``slack``)."""
     if isinstance(value, str):
-        return value[:limit] + f"…({len(value):,} chars)" if len(value) > limit else None
+        return value[:limit] + f"…({len(value):,} chars)" if len(value) > limit + slack else None
     if isinstance(value, (list, dict)):
         text = json.dumps(value, ensure_ascii=False, separators=(",", ":"))
-        return text[:limit] + f"…({len(text):,} chars)" if len(text) > limit else None
+        return text[:limit] + f"…({len(text):,} chars)" if len(text) > limit + slack else None
     return None
 
 
@@ -45,6 +46,7 @@ def cell(value: Any, limit: int = CELL_CHARS) -> str:
     return cell_text(value)
 
 
+DICT_SLACK = 40  # the dict cuts a cell only this far past the limit: a short cut saves less than it costs to say
 CUT_NOTE = "long values are cut, ending …(their length); read one whole by its path, e.g. {example}"
 
 
@@ -61,12 +63,12 @@ def shown_values(
         entry = more.get(entry["as"]) or {} if "as" in entry else entry
         limit = RANKED_CHARS if "order" in entry or "where" in entry else CELL_CHARS
         if "[*]" not in read or read in alike:
-            cut = _cut(value, limit)
+            cut = _cut(value, limit, DICT_SLACK)
             shown[read] = value if cut is None else cut
             example = example or (None if cut is None else read.replace("[*]", "[0]", 1))
             continue
         column = value if isinstance(value, list) else []
-        cuts = [_cut(each, limit) for each in column]
+        cuts = [_cut(each, limit, DICT_SLACK) for each in column]
         shown[read] = [each if cut is None else cut for each, cut in zip(column, cuts, strict=True)] or value
         first = next((position for position, cut in enumerate(cuts) if cut is not None), None)
         if first is not None and example is None:

@@ -63,10 +63,11 @@ def want_answer(
     agent reads: ``"text"`` (:func:`want_text`: the CLI, the proxy) or ``"json"`` (the dict's compact
     JSON: the MCP server's ``registry_run``)."""
     from pflow_structure.filtering import fields_of
+    from pflow_structure.paths import parse_path
     from pflow_structure.render.tokens import count_tokens
     from pflow_structure.render.want_cells import shown_values
     from pflow_structure.render.want_text import MAP_SHARE, MAP_TOKENS, WantMap, want_map
-    from pflow_structure.render.want_values import picked_items, want_values
+    from pflow_structure.render.want_values import picked_items, read_path, want_values
     from pflow_structure.service.answers import next_call
 
     execution_id = described["execution_id"]
@@ -126,6 +127,13 @@ def want_answer(
                 "wanted": wanted,
             }
         )
+        if form == "json":  # the map names what ``structure`` holds; ``wanted``: the matches neither shows
+            named = answer.pop("structure")
+            answer["wanted"] = [
+                path for path in wanted if path not in named and read_path(list(parse_path(path))) not in values
+            ]
+            if not answer["wanted"]:
+                del answer["wanted"]
         if described.get("warnings"):
             answer["warnings"] = list(described["warnings"])
         return answer
@@ -206,10 +214,13 @@ def rendered_data(value: Any, settings: Settings, operation: str) -> tuple[str, 
     return rendered.text, rendered.tokens
 
 
-def data_answer(described: Mapping[str, Any], outputs: Any, style: str = "tool") -> dict[str, Any]:
-    """The answer of a small output: ``execution_id``, ``node_type``, ``data`` (the value), ``rest``."""
+def data_answer(described: Mapping[str, Any], outputs: Any, style: str = "tool", form: str = "text") -> dict[str, Any]:
+    """The answer of a small output: ``execution_id``, ``node_type``, ``data`` (the value), ``rest`` (read as
+    ``form``: in the dict's JSON the id is its own key, and ``rest`` does not say it again)."""
     line = DATA_LINE_CLI if style == "cli" else DATA_LINE
     execution_id = described["execution_id"]
+    if form == "json":
+        line = line.replace("Cached as {execution_id}", "Cached")
     answer = {
         "execution_id": execution_id,
         "node_type": described["node_type"],
@@ -222,9 +233,10 @@ def data_answer(described: Mapping[str, Any], outputs: Any, style: str = "tool")
     return answer
 
 
-def view_tokens(view: Mapping[str, Any], *, bytes_only: bool = False) -> int:
-    """The tokens of the view an agent would get instead of the data (its CLI text, the smaller form);
-    ``bytes_only``: its UTF-8 bytes instead, which no count of tokens exceeds."""
+def view_tokens(view: Mapping[str, Any], *, bytes_only: bool = False, form: str = "text") -> int:
+    """The tokens of the view an agent would get instead of the data (its CLI text, the smaller form; a
+    want answer read as ``form``: its text, or ``"json"`` the dict's compact JSON); ``bytes_only``: its
+    UTF-8 bytes instead, which no count of tokens exceeds."""
     from pflow_structure.render.structure_text import render_structure_text
     from pflow_structure.render.tokens import count_tokens
 
@@ -238,7 +250,7 @@ def view_tokens(view: Mapping[str, Any], *, bytes_only: bool = False) -> int:
         return _utf8_bytes(text) if bytes_only else count_tokens(text)
 
     if "values" in view:
-        return count(want_text(view))
+        return count(compact(view) if form == "json" else want_text(view))
     return min(count(render_structure_text(view)), count(compact(view)))
 
 
@@ -272,9 +284,11 @@ def sized_answer(
     allowance = READ_ALLOWANCE if view is not described else 0
     # An o200k token is at least one byte: data this much longer than the view's bytes cannot come back under
     # its tokens, and they are not counted (the vocabulary alone takes a quarter of a second to load).
-    if compact_longer_than(data_value(outputs), CHARS_PER_TOKEN * (view_tokens(view, bytes_only=True) + allowance)):
+    if compact_longer_than(
+        data_value(outputs), CHARS_PER_TOKEN * (view_tokens(view, bytes_only=True, form=form) + allowance)
+    ):
         return dict(view) if view is not described else None
-    limit = view_tokens(view) + allowance
+    limit = view_tokens(view, form=form) + allowance
     # Compact JSON over this many characters a token cannot come back under the view: not rendered.
     if not compact_longer_than(data_value(outputs), CHARS_PER_TOKEN * limit):
         if form == "json":  # the dict's reader gets the data as JSON, not as format's pick
@@ -285,7 +299,7 @@ def sized_answer(
         else:
             _, tokens = rendered_data(data_value(outputs), settings, str(described.get("node_type")))
         if tokens <= limit:
-            return data_answer(described, outputs, style)
+            return data_answer(described, outputs, style, form)
     return dict(view) if view is not described else None
 
 
