@@ -87,6 +87,14 @@ def call(command: Sequence[str], cache_dir: Path) -> tuple[int, str]:
     return code, out.getvalue() + err.getvalue()
 
 
+def as_mcp_sends(printed: str) -> str:
+    """A ``--json`` answer as the MCP server sends the same dict: compact JSON (the CLI indents it)."""
+    try:
+        return json.dumps(json.loads(printed), ensure_ascii=False, separators=(",", ":")) + "\n"
+    except ValueError:  # an error message, not a dict: as printed
+        return printed
+
+
 def log_call(log: Path, question: str, command: Sequence[str], code: int, printed: str) -> dict[str, Any]:
     from pflow_structure.render.tokens import count_tokens
 
@@ -122,6 +130,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         code, printed = 2, f"Error: {checked}\n"
     else:
         code, printed = call(checked, log.parent / "cache")
+        printed = as_mcp_sends(printed) if "--json" in checked else printed
     sys.stdout.write(printed)
     log_call(log, args.q, args.command, code, printed)
     return code
