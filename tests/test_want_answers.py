@@ -439,6 +439,41 @@ def test_the_column_after_by_and_a_count_before_the_superlative_rank_the_rows() 
     assert sort_order(numbered, list(numbered), "the 5 largest issues") == Order("result[0].number", True, 5)
 
 
+def test_the_word_most_grades_is_no_record_noun_after_a_count() -> None:
+    # "the 3 most commented posts" is about posts: "commented" named the records, so comment_count (not a
+    # whole key "comment") could not rank them and the first number shown (score) did
+    from pflow_structure.filtering.want import stem
+    from pflow_structure.service.want_choice import Order, record_nouns, sort_order
+
+    structure = {
+        "result[0].title": {"type": "str", "avg_length": 20},
+        "result[0].score": {"type": "int"},
+        "result[0].comment_count": {"type": "int"},
+    }
+    assert record_nouns("the 3 most commented posts") == {stem("posts")}
+    assert sort_order(structure, list(structure), "the 3 most commented posts") == Order(
+        "result[0].comment_count", True, 3
+    )
+
+
+def test_a_count_after_the_word_a_superlative_grades_or_after_first_or_limit_counts_rows() -> None:
+    # each showed five rows: the number after a word that is no stopword was taken for a thing's number
+    from pflow_structure.service.want_choice import Order, sort_order
+
+    structure = {
+        "result[0].title": {"type": "str", "avg_length": 20},
+        "result[0].comments": {"type": "int"},
+        "result[0].created_at": {"type": "str", "avg_length": 20},
+    }
+    shown = list(structure)
+    newest = Order("result[0].created_at", True, 20)
+    assert sort_order(structure, shown, "the most recent 20") == newest
+    assert sort_order(structure, shown, "the highest-commented 8") == Order("result[0].comments", True, 8)
+    assert sort_order(structure, shown, "newest issues, first 20") == newest
+    assert sort_order(structure, shown, "the most commented issues, limit 10") == Order("result[0].comments", True, 10)
+    assert sort_order(structure, shown, "the most commented issue 42") == Order("result[0].comments", True, 5)
+
+
 def test_a_by_that_names_no_column_leaves_the_column_to_the_words_after_the_superlative() -> None:
     from pflow_structure.service.want_choice import Order, sort_order
 

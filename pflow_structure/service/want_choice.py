@@ -99,8 +99,9 @@ def record_nouns(want: str) -> set[str]:
     from pflow_structure.filtering.want import STOPWORDS, stem, words
 
     said = [word.lower() for word in words(want)]
-    # a superlative between the count and the noun is skipped: "the 5 largest issues" is about issues
-    said = [word for word in said if word not in SUPERLATIVES]
+    # a superlative between the count and the noun is skipped, and so is the word "most" or "least" grades:
+    # "the 5 largest issues", "the 3 most commented posts" are about issues and posts (not comments)
+    said = [word for before, word in pairwise(["", *said]) if word not in SUPERLATIVES and before not in GRADING]
     return {
         stem(word)
         for before, word in pairwise(said)
@@ -303,6 +304,7 @@ LOWEST = frozenset({"lowest", "least", "smallest", "fewest", "cheapest", "shorte
 NEWEST = frozenset({"latest", "newest"})  # not "recently": "what did they do recently" lists them all
 OLDEST = frozenset({"oldest", "earliest"})
 SUPERLATIVES = HIGHEST | LOWEST | NEWEST | OLDEST
+GRADING = frozenset({"most", "least"})  # a superlative of the next word: "most commented", "least recent"
 MAX_COUNT = 10_000  # the most rows a count beside the superlative asks for (the budget shows what fits)
 TIME_SPANS = frozenset({"second", "minut", "hour", "day", "week", "month", "year"})  # stems: "30 days" is no count
 
@@ -331,12 +333,16 @@ def _numeric(entry: Mapping[str, Any]) -> bool:
 
 def _names_one(said: Sequence[str], i: int) -> bool:
     """Whether the number at ``i`` names a thing rather than counting rows: it follows a noun and ends the
-    phrase ("in milestone 3", "on issue 42 with"), where a count comes before its noun ("list 3 issues")."""
+    phrase ("in milestone 3", "on issue 42 with"), where a count comes before its noun ("list 3 issues") or
+    after a word that asks for a count ("first 10", "limit 10")."""
     from pflow_structure.filtering.want import STOPWORDS
 
     before, after = (said[i - 1] if i else "0"), (said[i + 1] if i + 1 < len(said) else "")
-    plain = STOPWORDS | QUANTIFIERS | SUPERLATIVES
+    plain = STOPWORDS | QUANTIFIERS | SUPERLATIVES | COUNTING
     return before not in plain and not before.isdigit() and (not after or after in plain)
+
+
+COUNTING = frozenset({"first", "last", "next", "limit", "max", "maximum"})  # "newest issues, first 10"
 
 
 def sort_order(structure: Mapping[str, Mapping[str, Any]], shown: Sequence[str], want: str) -> Order | None:
@@ -361,7 +367,8 @@ def sort_order(structure: Mapping[str, Mapping[str, Any]], shown: Sequence[str],
         if w.isdigit()
         and 0 < int(w) <= (MAX_COUNT if abs(i - position) == 1 else 100)
         and spans[i] not in TIME_SPANS
-        and (abs(i - position) == 1 or not _names_one(said, i))
+        # beside the superlative, or after the word it grades ("the most recent 20", "highest-scoring 8")
+        and (abs(i - position) == 1 or i == position + 2 or not _names_one(said, i))
     )  # past 100 only beside the superlative ("top 1000"): elsewhere a larger number is a year or an id
     rows = counts[0][1] if counts else Order._field_defaults["rows"]
     columns = [path for path in shown if "[0]" in path and path in structure]
