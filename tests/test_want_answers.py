@@ -881,3 +881,16 @@ def test_the_dict_is_the_answer_only_when_the_data_costs_more_than_it_and_a_read
         assert count_tokens(json.dumps(answer, separators=(",", ":"), ensure_ascii=False)) + READ_ALLOWANCE < data
     else:
         assert answer["data"] == json.loads(path.read_text(encoding="utf-8"))
+
+
+def test_a_cell_with_a_control_character_or_a_lone_surrogate_is_written_escaped(tmp_path: Path) -> None:
+    # TOON has no form for them: the want answer failed whole ("a string with a control character or a lone
+    # surrogate has no TOON or table form") for one such cell, as a CI log's ANSI escape (\x1b) is
+    path = tmp_path / "logs.json"
+    lines = [{"id": n, "line": f"\x1b[31mfail\x1b[0m {n}", "note": "\ud800" + "z" * 90} for n in range(12)]
+    path.write_text(json.dumps(lines), encoding="utf-8")
+    outcome = invoke("run", "read-json", f"path={path}", "--want", "line and note of each")
+    assert outcome.exit_code == 0, outcome.output
+    printed = outcome.stdout.splitlines()
+    assert printed[1] == 'result[*].note: "\\ud800' + "z" * 79 + '"…(91 chars) (in every row shown)'
+    assert printed[3] == '  0,"\\u001b[31mfail\\u001b[0m 0"'

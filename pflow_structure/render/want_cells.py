@@ -14,6 +14,7 @@ import re
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
+from pflow_structure.errors import NotRepresentable
 from pflow_structure.render.tables import cell_text
 
 CELL_CHARS = 80  # a string cell longer than this is cut: rows stay rows
@@ -37,13 +38,30 @@ def cell(value: Any, limit: int = CELL_CHARS) -> str:
     """One cell: a primitive as a TOON cell, a long string cut (past ``limit``), a list or object as
     compact JSON. A string the dict already holds cut (:func:`shown_values`) is written as it was cut."""
     if isinstance(value, str) and len(value) > limit and _CUT_END.fullmatch(value, limit):
-        return cell_text(value[:limit]) + value[limit:]
+        return _primitive(value[:limit]) + value[limit:]
     cut = _cut(value, limit)
     if cut is not None:
-        return cell_text(value[:limit]) + cut[limit:] if isinstance(value, str) else cut
+        return _primitive(value[:limit]) + cut[limit:] if isinstance(value, str) else _escaped(cut)
     if isinstance(value, (list, dict)):
-        return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
-    return cell_text(value)
+        return _escaped(json.dumps(value, ensure_ascii=False, separators=(",", ":")))
+    return _primitive(value)
+
+
+_SURROGATE = re.compile("[\ud800-\udfff]")  # a lone one: no UTF-8 form, so no line of an answer can hold it
+
+
+def _escaped(text: str) -> str:
+    """``text`` with each lone surrogate written as its JSON escape (``\\ud800``)."""
+    return _SURROGATE.sub(lambda found: f"\\u{ord(found.group()):04x}", text)
+
+
+def _primitive(value: Any) -> str:
+    """A TOON cell; a string TOON cannot hold (a control character, a lone surrogate) as a JSON string
+    with those characters escaped, so that one such string does not fail the whole answer."""
+    try:
+        return cell_text(value)
+    except NotRepresentable:
+        return _escaped(json.dumps(value, ensure_ascii=False))
 
 
 DICT_SLACK = 40  # the dict cuts a cell only this far past the limit: a short cut saves less than it costs to say
