@@ -474,6 +474,16 @@ def test_a_count_after_the_word_a_superlative_grades_or_after_first_or_limit_cou
     assert sort_order(structure, shown, "the most commented issue 42") == Order("result[0].comments", True, 5)
 
 
+def test_at_least_and_at_most_bound_a_number_and_rank_no_rows() -> None:
+    # they ranked the issues by comments, lowest first for "at least 5" (five rows) and highest for "at most 2"
+    from pflow_structure.service.want_choice import sort_order
+
+    structure = {"result[0].title": {"type": "str", "avg_length": 20}, "result[0].comments": {"type": "int"}}
+    shown = list(structure)
+    assert sort_order(structure, shown, "issues with at least 5 comments") is None
+    assert sort_order(structure, shown, "issues with at most 2 comments") is None
+
+
 def test_a_by_that_names_no_column_leaves_the_column_to_the_words_after_the_superlative() -> None:
     from pflow_structure.service.want_choice import Order, sort_order
 

@@ -353,7 +353,8 @@ def sort_order(structure: Mapping[str, Mapping[str, Any]], shown: Sequence[str],
     from pflow_structure.filtering.want import stem, term_matches, words
 
     said = [word.lower() for word in words(want)]
-    found = next(((i, word) for i, word in enumerate(said) if word in SUPERLATIVES), None)
+    # "at least 5 comments", "at most 2": a bound, not a superlative
+    found = next(((i, w) for i, w in enumerate(said) if w in SUPERLATIVES and said[i - 1 : i] != ["at"]), None)
     if found is None:
         return None
     position, word = found
