@@ -93,14 +93,12 @@ QUANTIFIERS = frozenset({"each", "every", "which", "all", "per", "any"})
 
 def record_nouns(want: str) -> set[str]:
     """The stems of the words that name the records a question is about (after :data:`QUANTIFIERS` or a
-    count: "each issue", "top 20 issues")."""
+    count, past a superlative and the word "most" grades: "each issue", "top 20 issues", "3 most liked posts")."""
     from itertools import pairwise
 
     from pflow_structure.filtering.want import STOPWORDS, stem, words
 
     said = [word.lower() for word in words(want)]
-    # a superlative between the count and the noun is skipped, and so is the word "most" or "least" grades:
-    # "the 5 largest issues", "the 3 most commented posts" are about issues and posts (not comments)
     said = [word for before, word in pairwise(["", *said]) if word not in SUPERLATIVES and before not in GRADING]
     return {
         stem(word)
@@ -297,14 +295,13 @@ def chosen_paths(
 
 
 # "the highest-scoring post", "the newest release": a superlative asks for the rows ranked, not all of them.
-HIGHEST = frozenset(
-    {"highest", "most", "top", "largest", "biggest", "greatest", "best"}
-)  # not "max": a name (max_size)
+HIGHEST = frozenset({"highest", "most", "top", "largest", "biggest", "greatest", "best"})  # not "max": max_size
 LOWEST = frozenset({"lowest", "least", "smallest", "fewest", "cheapest", "shortest"})
 NEWEST = frozenset({"latest", "newest"})  # not "recently": "what did they do recently" lists them all
 OLDEST = frozenset({"oldest", "earliest"})
 SUPERLATIVES = HIGHEST | LOWEST | NEWEST | OLDEST
 GRADING = frozenset({"most", "least"})  # a superlative of the next word: "most commented", "least recent"
+COUNTING = frozenset({"first", "last", "next", "limit", "max", "maximum"})  # a count follows: "newest, first 10"
 MAX_COUNT = 10_000  # the most rows a count beside the superlative asks for (the budget shows what fits)
 TIME_SPANS = frozenset({"second", "minut", "hour", "day", "week", "month", "year"})  # stems: "30 days" is no count
 
@@ -333,8 +330,7 @@ def _numeric(entry: Mapping[str, Any]) -> bool:
 
 def _names_one(said: Sequence[str], i: int) -> bool:
     """Whether the number at ``i`` names a thing rather than counting rows: it follows a noun and ends the
-    phrase ("in milestone 3", "on issue 42 with"), where a count comes before its noun ("list 3 issues") or
-    after a word that asks for a count ("first 10", "limit 10")."""
+    phrase ("in milestone 3", "on issue 42 with"); a count comes before its noun or after first, limit..."""
     from pflow_structure.filtering.want import STOPWORDS
 
     before, after = (said[i - 1] if i else "0"), (said[i + 1] if i + 1 < len(said) else "")
@@ -342,25 +338,22 @@ def _names_one(said: Sequence[str], i: int) -> bool:
     return before not in plain and not before.isdigit() and (not after or after in plain)
 
 
-COUNTING = frozenset({"first", "last", "next", "limit", "max", "maximum"})  # "newest issues, first 10"
-
-
 def sort_order(structure: Mapping[str, Mapping[str, Any]], shown: Sequence[str], want: str) -> Order | None:
     """The column a superlative of ``want`` ranks the rows by, among the ``shown`` columns of a list: a
     number the word after it names ("highest-scoring": ``score``), else the first number shown; for
-    "newest", "oldest" the first time shown. None without a superlative or such a column."""
+    "newest", "oldest" the first time shown. None without a superlative ("at most 2" is none) or such a column."""
     from pflow_structure.filtering.tree import key_segments
     from pflow_structure.filtering.want import stem, term_matches, words
 
     said = [word.lower() for word in words(want)]
-    # "at least 5 comments", "at most 2": a bound, not a superlative
     found = next(((i, w) for i, w in enumerate(said) if w in SUPERLATIVES and said[i - 1 : i] != ["at"]), None)
     if found is None:
         return None
     position, word = found
     if word in {"most", "least"} and said[position + 1 : position + 2] == ["recent"]:  # "the most recent": newest
         word = "latest" if word == "most" else "earliest"
-    # "top 20", "which 20 issues have the most": the count nearest the superlative ("in the last 30 days": a time)
+    # "top 20", "which 20 issues have the most", "the most recent 20": the count nearest the superlative, beside
+    # it or after the word it grades ("in the last 30 days": a time; "in milestone 3": a name)
     spans = [stem(w) for w in said[1:]] + [""]
     counts = sorted(
         (abs(i - position), int(w))
@@ -368,7 +361,6 @@ def sort_order(structure: Mapping[str, Mapping[str, Any]], shown: Sequence[str],
         if w.isdigit()
         and 0 < int(w) <= (MAX_COUNT if abs(i - position) == 1 else 100)
         and spans[i] not in TIME_SPANS
-        # beside the superlative, or after the word it grades ("the most recent 20", "highest-scoring 8")
         and (abs(i - position) == 1 or i == position + 2 or not _names_one(said, i))
     )  # past 100 only beside the superlative ("top 1000"): elsewhere a larger number is a year or an id
     rows = counts[0][1] if counts else Order._field_defaults["rows"]
