@@ -456,7 +456,7 @@ def test_the_word_most_grades_is_no_record_noun_after_a_count() -> None:
     )
 
 
-def test_a_count_after_the_word_a_superlative_grades_or_after_first_or_limit_counts_rows() -> None:
+def test_a_count_after_the_graded_word_the_records_or_first_or_limit_counts_rows() -> None:
     # each showed five rows: the number after a word that is no stopword was taken for a thing's number
     from pflow_structure.service.want_choice import Order, sort_order
 
@@ -471,6 +471,7 @@ def test_a_count_after_the_word_a_superlative_grades_or_after_first_or_limit_cou
     assert sort_order(structure, shown, "the highest-commented 8") == Order("result[0].comments", True, 8)
     assert sort_order(structure, shown, "newest issues, first 20") == newest
     assert sort_order(structure, shown, "the most commented issues, limit 10") == Order("result[0].comments", True, 10)
+    assert sort_order(structure, shown, "the most commented issues, 7 of them") == Order("result[0].comments", True, 7)
     assert sort_order(structure, shown, "the most commented issue 42") == Order("result[0].comments", True, 5)
 
 

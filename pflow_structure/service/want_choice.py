@@ -329,13 +329,14 @@ def _numeric(entry: Mapping[str, Any]) -> bool:
 
 
 def _names_one(said: Sequence[str], i: int) -> bool:
-    """Whether the number at ``i`` names a thing rather than counting rows: it follows a noun and ends the
-    phrase ("in milestone 3", "on issue 42 with"); a count comes before its noun or after first, limit..."""
+    """Whether the number at ``i`` names a thing, not a count of rows: after a singular noun, ending the phrase
+    ("in milestone 3", "on issue 42 with"; counts: "list 3 issues", "issues, 6 of them", "first 10")."""
     from pflow_structure.filtering.want import STOPWORDS
 
     before, after = (said[i - 1] if i else "0"), (said[i + 1] if i + 1 < len(said) else "")
     plain = STOPWORDS | QUANTIFIERS | SUPERLATIVES | COUNTING
-    return before not in plain and not before.isdigit() and (not after or after in plain)
+    plural = before.endswith("s") and not before.endswith(("ss", "us", "is"))
+    return before not in plain and not before.isdigit() and not plural and (not after or after in plain)
 
 
 def sort_order(structure: Mapping[str, Mapping[str, Any]], shown: Sequence[str], want: str) -> Order | None:
@@ -352,8 +353,7 @@ def sort_order(structure: Mapping[str, Mapping[str, Any]], shown: Sequence[str],
     position, word = found
     if word in {"most", "least"} and said[position + 1 : position + 2] == ["recent"]:  # "the most recent": newest
         word = "latest" if word == "most" else "earliest"
-    # "top 20", "which 20 issues have the most", "the most recent 20": the count nearest the superlative, beside
-    # it or after the word it grades ("in the last 30 days": a time; "in milestone 3": a name)
+    # "top 20", "which 20 issues have the most", "most recent 20": the count nearest ("last 30 days": a time)
     spans = [stem(w) for w in said[1:]] + [""]
     counts = sorted(
         (abs(i - position), int(w))
