@@ -2,13 +2,13 @@
 
 A 100 MB tool result read as one line, decoded and parsed is three copies of itself in memory: the
 line's bytes, its text, then the result's inner text. Here a line over :data:`SPILL_BYTES` goes to a
-temporary file as it arrives (:class:`SpilledLine`, written by ``stdio._Splitter``). When it is an
+temporary file as it arrives (:class:`SpilledLine`, written by ``lines.Splitter``). When it is an
 answer whose result is text blocks (``{"content": [{"type": "text", "text": ...}]}``), its envelope
 is read from the file a piece at a time and a text longer than :data:`TEXT_IN_FILE_CHARS`
 characters is unescaped into a second file (:class:`SpilledText`); the message handed on holds that
 object where the text was. The proxy's shaping then caches the list item by item from the file
 (service/streaming.py). Anything else, and anything that does not read as expected, is read back
-whole and parsed as before (``stdio.decode``): the same message, at the old cost.
+whole and parsed as before (``messages.decode``): the same message, at the old cost.
 
 The files are made by :func:`tempfile.TemporaryFile` in the cache directory: removed from the
 directory at once (only this process can reach them, through its open file), gone when closed, when
@@ -328,7 +328,7 @@ class _Envelope:
             while following < len(self.text) and self.text[following] in _SPACE:
                 following += 1
             if following < len(self.text) and self.text[following] in ",:}]":
-                value, self.at = self.scan(self.text, at)  # once: a spelled float is made once (stdio._SPELLED)
+                value, self.at = self.scan(self.text, at)  # once: a spelled float is made once (messages._SPELLED)
                 return value
             if len(self.text) - at > SMALL_VALUE or not self._more():
                 raise _WholeError
