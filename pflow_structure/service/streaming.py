@@ -46,8 +46,17 @@ class TextInFile(Protocol):
     def pieces(self) -> Iterator[str]: ...
 
 
+class NotOneListError(ValueError):
+    """A text that starts like a JSON list and is not one: its items, scanned in turn, break off
+    (``capture_list_text(strict=True)``; found without parsing the text whole)."""
+
+
 class _TakeWholeError(Exception):
     """The list is not for this way (not a ValueError: the cache must not take it for unwritable outputs)."""
+
+
+class _NotOneList(_TakeWholeError):
+    """The items do not scan as one JSON list."""
 
 
 def list_bounds(text: str) -> tuple[int, int] | None:
@@ -69,10 +78,13 @@ def capture_list_text(
     *,
     settings: Settings,
     want: str | None = None,
+    strict: bool = False,
 ) -> StreamedOutputs | None:
     """``capture_outputs(node_type, params, {"result": loads(text)})`` for a text that is one JSON list
     (or a text in a file, read a piece at a time), without the list ever held whole; None when it
-    declines (see the module docstring)."""
+    declines (see the module docstring). ``strict``: a text whose items break off before the list ends
+    raises :class:`NotOneListError` rather than returning None (the proxy then knows it broken without
+    parsing it whole)."""
     from pflow_structure.cache.entry import StreamedList
     from pflow_structure.cache.store import ExecutionCache
     from pflow_structure.encoding.encode import is_plain_json
@@ -89,12 +101,16 @@ def capture_list_text(
                     raise _TakeWholeError
                 yield item
         except ValueError:  # not one JSON list: the whole way says what is wrong with it
-            raise _TakeWholeError from None
+            raise _NotOneList from None
 
     try:
         stored = cache.put(node_type, dict(params), {"result": StreamedList(plain_items)})
-    except _TakeWholeError:
+    except _NotOneList:
+        if strict:
+            raise NotOneListError("its items, read in turn, break off before the list ends") from None
         return None  # nothing was left in the cache (the entry is written to a temporary file first)
+    except _TakeWholeError:
+        return None
     if not stored.cached:
         return None
     result, structure = _described(node_type, params, stored, items, settings)

@@ -101,6 +101,12 @@ if os.environ.get("FAULTY_SERVER_READ_FIELDS") == "1":
         {"execution_id": {"type": "string", "default": ""}},
         lambda arguments: f"downstream read_fields got {arguments.get('execution_id', '')}",
     )
+if os.environ.get("FAULTY_SERVER_BIG_ERROR") == "1":  # benchmarks/large.py: a large result passed on as an error
+
+    def _big_error(arguments: dict[str, Any]) -> str:
+        raise ToolFailed(json.dumps(_records(int(arguments.get("count", 500))), indent=2))
+
+    TOOLS["big_error"] = ("count records as pretty-printed JSON text, in an error result.", {}, _big_error)
 if os.environ.get("FAULTY_SERVER_EXTRA_TOOL"):  # a tool of the name a test needs (a gateway's name clash)
     EXTRA = os.environ["FAULTY_SERVER_EXTRA_TOOL"]
     TOOLS[EXTRA] = (f"The downstream's own {EXTRA}.", {}, lambda _: f"downstream {EXTRA}")

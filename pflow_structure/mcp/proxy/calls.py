@@ -83,25 +83,30 @@ class ToolCalls(Listing):
     async def _shaped_answer(
         self, name: str, arguments: dict[str, Any], answer: dict[str, Any], want: str | None, fields: Selection | None
     ) -> dict[str, Any]:
-        """The client's answer for the server's; a text of it left in a file (mcp/proxy/spill.py) is read
-        back where it is passed on, and its file is gone when this returns."""
-        from pflow_structure.mcp.proxy.spill import close_message, json_size, plain_message, plain_result
-        from pflow_structure.mcp.proxy.stdio import encode
+        """The client's answer for the server's. A text of it left in a file (mcp/proxy/spill.py) stays there
+        when the result is passed on (an error result, broken JSON): the client's writer writes it from
+        the file a piece at a time and closes it (mcp/proxy/stdio.py); any other file is gone when this returns."""
+        from pflow_structure.mcp.proxy.messages import check_encodes, spilled_texts
+        from pflow_structure.mcp.proxy.spill import close_message, json_size, plain_result
 
         if "error" in answer:
             return answer
         result = answer["result"]
+        reply = answer
         try:
             shaped = await anyio.to_thread.run_sync(self._shape, name, arguments, result, want, fields)
-            plain = await anyio.to_thread.run_sync(plain_result, shaped.result)  # passed: read back
-            reply = {**answer, "result": plain} if shaped.kind == "passed" else rpc_result(answer["id"], plain)
-            encode(reply)  # it must reach the client: it has to encode
+            if shaped.kind == "passed":
+                reply = {**answer, "result": shaped.result}
+            else:
+                reply = rpc_result(answer["id"], await anyio.to_thread.run_sync(plain_result, shaped.result))
+            check_encodes(reply)  # it must reach the client: it has to encode
         except Exception as exc:
             self._log(name, json_size(result, _json_bytes), exc, stage="transform")
             self.shaped.append("fallback")
-            return await anyio.to_thread.run_sync(plain_message, answer)
+            reply = answer  # as the server sent it
+            return reply
         finally:
-            close_message(answer)
+            close_message(answer, keep=spilled_texts(reply))
         self.shaped.append(shaped.kind)
         return reply
 

@@ -11,8 +11,12 @@ from __future__ import annotations
 
 import json
 import math
+import uuid
 import weakref
+from collections.abc import Iterator
 from typing import Any
+
+from pflow_structure.mcp.proxy.spill import SpilledText
 
 
 class _SpelledFloat(float):
@@ -58,11 +62,88 @@ def _dumps(message: dict[str, Any], ascii_only: bool) -> str:
 
 
 def encode(message: dict[str, Any]) -> bytes:
-    """One line of JSON; escaped ASCII when the message holds a lone surrogate (not UTF-8)."""
+    """One line of JSON; escaped ASCII when the message holds a lone surrogate (not UTF-8). A text
+    left in a file (mcp/proxy/spill.py) is read back into the line: :func:`encode_pieces` does not."""
+    if spilled_texts(message):
+        return b"".join(encode_pieces(message))
     try:
         return (_dumps(message, ascii_only=False) + "\n").encode("utf-8")
     except UnicodeEncodeError:
         return (_dumps(message, ascii_only=True) + "\n").encode("ascii")
+
+
+def encode_pieces(message: dict[str, Any]) -> Iterator[bytes]:
+    """:func:`encode` of ``message`` with its texts left in files read back, a piece at a time: the line
+    around them first (checked to encode before anything is given), then each text escaped a piece
+    at a time between the pieces of that line. Escaping is one character at a time, so the pieces
+    join to the very bytes of the line written whole."""
+    parts, texts, ascii_only = _around(message)
+    return _joined(parts, texts, ascii_only)
+
+
+def check_encodes(message: dict[str, Any]) -> None:
+    """Raise what :func:`encode` would raise for ``message``, without reading a text left in a file."""
+    if spilled_texts(message):
+        _around(message)
+    else:
+        encode(message)
+
+
+def _around(message: dict[str, Any]) -> tuple[list[bytes], list[SpilledText], bool]:
+    """The line of ``message`` cut where its texts in files go, those texts, and whether it is ASCII."""
+    texts = spilled_texts(message)
+    marks = {id(text): f"pflowstructurespilled{uuid.uuid4().hex}" for text in texts}
+    result = message["result"]
+    blocks = [
+        {key: marks[id(value)] if isinstance(value, SpilledText) else value for key, value in block.items()}
+        if isinstance(block, dict)
+        else block
+        for block in result["content"]
+    ]
+    stand_in = {**message, "result": {**result, "content": blocks}}
+    ascii_only = any(text.has_surrogate for text in texts)
+    line = b""
+    if not ascii_only:
+        try:
+            line = (_dumps(stand_in, ascii_only=False) + "\n").encode("utf-8")
+        except UnicodeEncodeError:
+            ascii_only = True
+    if ascii_only:
+        line = (_dumps(stand_in, ascii_only=True) + "\n").encode("ascii")
+    parts = []
+    for text in texts:
+        before, found, line = line.partition(f'"{marks[id(text)]}"'.encode("ascii"))
+        if not found:  # the text is not where a result's text block holds it: never so for spilled_texts'
+            raise ValueError("a text in a file is not in its message's line")
+        parts.append(before + b'"')
+        line = b'"' + line
+    return [*parts, line], texts, ascii_only
+
+
+def _joined(parts: list[bytes], texts: list[SpilledText], ascii_only: bool) -> Iterator[bytes]:
+    escape = json.encoder.encode_basestring_ascii if ascii_only else json.encoder.encode_basestring
+    charset = "ascii" if ascii_only else "utf-8"
+    for part, text in zip(parts[:-1], texts, strict=True):
+        yield part
+        for piece in text.pieces():
+            if piece:
+                yield escape(piece)[1:-1].encode(charset)
+    yield parts[-1]
+
+
+def spilled_texts(message: Any) -> list[SpilledText]:
+    """The texts of a message's result left in files, in the order they are written."""
+    result = message.get("result") if isinstance(message, dict) else None
+    content = result.get("content") if isinstance(result, dict) else None
+    if not isinstance(content, list):
+        return []
+    return [
+        value
+        for block in content
+        if isinstance(block, dict)
+        for value in block.values()
+        if isinstance(value, SpilledText)
+    ]
 
 
 LARGE_LINE = 1 << 20  # a line this long is decoded to text, and its bytes let go, before it is parsed

@@ -36,9 +36,11 @@ import anyio
 from pflow_structure.mcp.proxy.calls import ToolCalls, rpc_result
 from pflow_structure.mcp.proxy.downstream import DEFAULT_START_TIMEOUT, Downstream, DownstreamError, Session
 from pflow_structure.mcp.proxy.gateway import Gateway
+from pflow_structure.mcp.proxy.messages import spilled_texts
 from pflow_structure.mcp.proxy.remote import Upstream
 from pflow_structure.mcp.proxy.repeats import Repeats
 from pflow_structure.mcp.proxy.shaping import DEFAULT_BUDGET, tool_schemas
+from pflow_structure.mcp.proxy.spill import close_message, plain_message
 from pflow_structure.mcp.proxy.toollist import listed_tools, our_tools, proxied_tool
 
 if TYPE_CHECKING:
@@ -94,6 +96,7 @@ class Proxy(ToolCalls):
         self.shaped: list[str] = []  # kinds of the answers given, for tests and benchmarks
         self.repeats = Repeats()  # the last result of each call this session (ids and digests)
         self.to_client: Any = None
+        self.files_to_client = True  # the client's writer writes a text left in a file from it (stdio.py)
         self.initialized = False
         self._forwarded: dict[Any, tuple[Session, int]] = {}  # client's request id -> where it went
         self._asked: dict[int, tuple[Session, Any]] = {}  # our id towards the client -> the server's request
@@ -142,6 +145,10 @@ class Proxy(ToolCalls):
                 await self._answered.wait()
 
     async def send_client(self, message: dict[str, Any]) -> None:
+        if not self.files_to_client and spilled_texts(message):  # the SDK's streams: a text in a file read back
+            plain = await anyio.to_thread.run_sync(plain_message, message)
+            close_message(message)
+            message = plain
         with contextlib.suppress(anyio.ClosedResourceError, anyio.BrokenResourceError):  # the client left
             await self.to_client.send(message)
 
@@ -261,7 +268,6 @@ class Proxy(ToolCalls):
 
     async def _forward(self, request: dict[str, Any], *, spilled: bool = False) -> dict[str, Any]:
         """The server's answer under the client's id; ``spilled``: a large text may stay in its file."""
-        from pflow_structure.mcp.proxy.spill import close_message, plain_message
 
         def sent(request_id: int, session: Session) -> None:
             self._forwarded[request["id"]] = (session, request_id)

@@ -46,6 +46,12 @@ JSON_START = re.compile(r'\s*(?:\{\s*["}]|\[\s*(?:[\[\]{"\-0-9]|(?:true|false|nu
 _SURELY_JSON = re.compile(r'(?:\[\s*)?\{\s*"')  # an object with a key, or a list of them
 
 
+def surely_json(text: str) -> bool:
+    """Whether ``text`` starts as JSON does and prose does not (an object with a key, or a list of them):
+    such a text that does not parse is broken JSON, whatever the parser's error."""
+    return _SURELY_JSON.match(text.lstrip()) is not None
+
+
 def parse_text(text: str) -> tuple[bool, Any]:
     """(True, value) when ``text`` is JSON, (False, text) when it does not start like JSON.
 

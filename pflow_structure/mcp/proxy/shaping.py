@@ -36,9 +36,10 @@ from pflow_structure.mcp.proxy.result_text import (
     parse_text,
     payload,
     strip_whitespace,
+    surely_json,
     visible_tokens,
 )
-from pflow_structure.mcp.proxy.spill import SpilledText, plain_result
+from pflow_structure.mcp.proxy.spill import HEAD_CHARS, SpilledText, plain_result
 
 __all__ = [  # a result's text is read in result_text.py; its names stay importable from here
     "DEFAULT_BUDGET",
@@ -161,7 +162,8 @@ def shape_result(
     """The answer the agent gets for one downstream result (see the module docstring); ``fits`` says
     whether a text is within what the client keeps (its bytes and lines), else it is cached too;
     ``cursor_argument``: the tool's argument that takes a cursor, named on the page line when the result has one;
-    ``store_text``: ``store`` for a large text that is one JSON list, given the text unparsed (None: it declines).
+    ``store_text``: ``store`` for a large text that is one JSON list, given the text unparsed (None: it declines;
+    ``NotOneListError`` from service/streaming.py: its items break off, so it is broken JSON or prose).
 
     Raises :class:`MalformedJSONError` for broken JSON text, and whatever ``store`` or ``count``
     raise: the caller answers with the original result and logs the failure.
@@ -171,7 +173,15 @@ def shape_result(
         return Shaped(result, "passed", tokens_in, tokens_in)
     if tokens_in > budget and store_text is not None and _one_json_text(result):
         # A large JSON list is cached item by item, never parsed whole (None: it takes the usual way).
-        streamed = store_text(tool, arguments, result["content"][0]["text"])
+        from pflow_structure.service.streaming import NotOneListError
+
+        text = result["content"][0]["text"]
+        try:
+            streamed = store_text(tool, arguments, text)
+        except NotOneListError as exc:  # broken JSON found by the item scan: passed on, never parsed whole
+            if surely_json(text.head if isinstance(text, SpilledText) else text[:HEAD_CHARS]):
+                raise MalformedJSONError(f"text starts like JSON but does not parse: {exc}") from None
+            streamed = None  # "[1] A title ...": the whole way tells prose from broken JSON
         if streamed is not None:  # a list has no cursor of its own: no next-page reference to add
             return _cached(streamed, result, tokens_in, count, budget, read_tool, render)
     result = plain_result(result)  # a text left in a file (mcp/proxy/spill.py) is read now: the whole way
@@ -291,7 +301,7 @@ def shape_and_store(
     def store_text(tool_name: str, args: dict[str, Any], text: str | SpilledText) -> dict[str, Any] | None:
         from pflow_structure.service.streaming import capture_list_text
 
-        streamed = capture_list_text(f"mcp:{tool_name}", args, text, settings=settings, want=want)
+        streamed = capture_list_text(f"mcp:{tool_name}", args, text, settings=settings, want=want, strict=True)
         if streamed is None:
             return None
         return sized_or_structure(streamed.result, streamed.outputs, streamed.structure)

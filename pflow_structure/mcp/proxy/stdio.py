@@ -34,7 +34,15 @@ import anyio
 
 from pflow_structure.mcp.proxy import spill
 from pflow_structure.mcp.proxy.lines import CHUNK, Splitter, TooLong, split_lines, too_long_text
-from pflow_structure.mcp.proxy.messages import LARGE_LINE, as_text, decode, encode, parse_float
+from pflow_structure.mcp.proxy.messages import (
+    LARGE_LINE,
+    as_text,
+    decode,
+    encode,
+    encode_pieces,
+    parse_float,
+    spilled_texts,
+)
 from pflow_structure.mcp.proxy.spill import SpilledLine
 from pflow_structure.mcp.proxy.startup import start
 
@@ -105,7 +113,21 @@ async def _write_all(source: Any, write: Any) -> None:
     with contextlib.suppress(anyio.ClosedResourceError, anyio.BrokenResourceError, OSError):
         async with source:
             async for message in source:
-                await write(encode(message))
+                if spilled_texts(message):
+                    await _write_pieces(message, write)
+                else:
+                    await write(encode(message))
+
+
+async def _write_pieces(message: dict[str, Any], write: Any) -> None:
+    """A message holding texts left in files (a large result passed on: mcp/proxy/spill.py) written a
+    piece at a time, never whole in memory; its files are closed (and so removed) afterwards."""
+    try:
+        pieces = encode_pieces(message)
+        while (piece := await anyio.to_thread.run_sync(next, pieces, None)) is not None:
+            await write(piece)
+    finally:
+        spill.close_message(message)
 
 
 @contextlib.asynccontextmanager
