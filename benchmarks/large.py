@@ -141,8 +141,10 @@ def proxy_peak(env: dict[str, str], records: int, tool: str = "big") -> dict[str
     """The proxy's own peak memory (VmHWM, read before it exits) for one tool result of ``records``
     records of pretty JSON from tests/servers/faulty_mcp_server.py (the tool ``big``; ``malformed``: the
     same cut 40 characters short, which the proxy passes on; ``big_error``: the same text as an error
-    result, passed on too), the size of that result on the wire, and the proxy's resident memory and peak
-    before it (after ``initialize`` and a call of 3 records)."""
+    result, passed on too; ``big_structured``: ``{"records": [...]}`` as text and as structuredContent;
+    ``plain``: ``records`` lines of plain text),
+    the size of that result on the wire (text and structuredContent), and the proxy's resident memory and
+    peak before it (after ``initialize`` and a call of 3 records)."""
     server = [sys.executable, str(REPO / "tests" / "servers" / "faulty_mcp_server.py")]
     env = {**env, "FAULTY_SERVER_BIG_ERROR": "1"}
     proxy = subprocess.Popen(
@@ -183,7 +185,7 @@ def proxy_peak(env: dict[str, str], records: int, tool: str = "big") -> dict[str
     send({"jsonrpc": "2.0", "id": 3, "method": "tools/call", "params": {"name": "big", "arguments": {"count": 3}}})
     answer(3)
     ready = _memory(proxy.pid)
-    argument = "size" if tool == "malformed" else "count"
+    argument = {"malformed": "size", "plain": "lines"}.get(tool, "count")
     send(
         {"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {"name": tool, "arguments": {argument: records}}}
     )
@@ -194,9 +196,15 @@ def proxy_peak(env: dict[str, str], records: int, tool: str = "big") -> dict[str
     proxy.wait(timeout=60)
     text = reply["result"]["content"][0]["text"]
     match = re.search(r"exec-\d+-[0-9a-f]+", text)
-    if tool == "big" and not match:
+    if tool in ("big", "big_structured", "plain") and not match:
         raise RuntimeError(f"the proxy did not cache the result: {text[:300]}")
-    wire = len(json.dumps(records_like(records), indent=2))
+    if tool == "plain":  # ``records`` lines of plain text: cached as its lines
+        wire = len("\n".join(f"line {n}: some plain text" for n in range(records)))
+    elif tool == "big_structured":
+        structured = {"records": records_like(records)}
+        wire = len(json.dumps(structured, indent=2)) + len(json.dumps(structured))
+    else:
+        wire = len(json.dumps(records_like(records), indent=2))
     passed_length = {"malformed": wire - 40, "big_error": wire}.get(tool)
     if passed_length is not None and (
         len(text) != passed_length or reply["result"].get("isError") != (tool != "malformed")

@@ -330,3 +330,38 @@ def test_a_strict_capture_says_when_the_items_break_off(text: str) -> None:
         capture_list_text("mcp:tool", {}, text, settings=settings, strict=True)
     assert capture_list_text("mcp:tool", {}, text, settings=settings) is None
     assert settings.cache().scan() == []
+
+
+@pytest.mark.parametrize(
+    "text",
+    ["a line of plain text\n" * 100, "\nblank lines\n\naround, no newline at the end " * 40, "lone \ud800 cut\n" * 80],
+    ids=["lines", "blank lines", "surrogate"],
+)
+def test_a_long_plain_text_is_cached_line_by_line_as_its_lines_are_whole(
+    text: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    settings = Settings.from_env()
+    parsed: list[int] = []
+    real_payload = shaping.payload
+
+    def payload(result: dict[str, Any]) -> Any:
+        parsed.append(1)
+        return real_payload(result)
+
+    def answer(result: dict[str, Any]) -> tuple[str, str, bytes, Any]:
+        shaped = shaping.shape_and_store("tool", {}, result, settings=settings, budget=10, read_tool="read_fields")
+        raw = (Path(settings.cache().location) / f"{shaped.execution_id}.json").read_bytes()
+        text = ID.sub(b"ID", shaped.result["content"][0]["text"].encode()).decode()
+        paths = settings.cache().get(str(shaped.execution_id)).text_paths
+        return shaped.kind, text, raw[raw.index(b'"outputs":') :], paths
+
+    monkeypatch.setattr(shaping, "payload", payload)
+    in_file = answer(_spilled(_answer_line(text))["result"])
+    in_memory = answer({"content": [{"type": "text", "text": text}]})
+    assert parsed == []  # neither text was split whole
+    monkeypatch.setattr(streaming, "STREAM_CHARS", len(text) + 1)  # now the whole way
+    whole = answer({"content": [{"type": "text", "text": text}]})
+    assert parsed == [1]
+    assert in_file == in_memory == whole
+    assert (in_file[0], in_file[3]) == ("cached", [["result"]])
+    assert _open_spill_files() == []

@@ -158,12 +158,14 @@ def shape_result(
     keep_text: bool = False,
     cursor_argument: str = "",
     store_text: Callable[[str, dict[str, Any], Any], dict[str, Any] | None] | None = None,
+    store_lines: Callable[[str, dict[str, Any], Any], dict[str, Any] | None] | None = None,
 ) -> Shaped:
     """The answer the agent gets for one downstream result (see the module docstring); ``fits`` says
     whether a text is within what the client keeps (its bytes and lines), else it is cached too;
     ``cursor_argument``: the tool's argument that takes a cursor, named on the page line when the result has one;
     ``store_text``: ``store`` for a large text that is one JSON list, given the text unparsed (None: it declines;
-    ``NotOneListError`` from service/streaming.py: its items break off, so it is broken JSON or prose).
+    ``NotOneListError`` from service/streaming.py: its items break off, so it is broken JSON or prose);
+    ``store_lines``: ``store`` for a large plain text, kept as its lines, given the text (None: it declines).
 
     Raises :class:`MalformedJSONError` for broken JSON text, and whatever ``store`` or ``count``
     raise: the caller answers with the original result and logs the failure.
@@ -183,6 +185,10 @@ def shape_result(
                 raise MalformedJSONError(f"text starts like JSON but does not parse: {exc}") from None
             streamed = None  # "[1] A title ...": the whole way tells prose from broken JSON
         if streamed is not None:  # a list has no cursor of its own: no next-page reference to add
+            return _cached(streamed, result, tokens_in, count, budget, read_tool, render)
+    if tokens_in > budget and store_lines is not None and _one_plain_text(result):
+        streamed = store_lines(tool, arguments, result["content"][0]["text"])  # line by line, never split whole
+        if streamed is not None:  # lines have no cursor: no next-page reference to add
             return _cached(streamed, result, tokens_in, count, budget, read_tool, render)
     result = plain_result(result)  # a text left in a file (mcp/proxy/spill.py) is read now: the whole way
     found = payload(result)
@@ -255,6 +261,16 @@ def _one_json_text(result: dict[str, Any]) -> bool:
     return isinstance(text, str) and bool(JSON_START.match(text))
 
 
+def _one_plain_text(result: dict[str, Any]) -> bool:
+    """One text block that does not start like JSON, and no structuredContent: :func:`payload` gives its lines."""
+    content = result.get("content", [])
+    if len(content) != 1 or content[0].get("type") != "text" or result.get("structuredContent") is not None:
+        return False
+    text = content[0].get("text")
+    head = text.head if isinstance(text, SpilledText) else text[:HEAD_CHARS] if isinstance(text, str) else ""
+    return bool(head.strip()) and not JSON_START.match(head)
+
+
 def _visible_text(result: dict[str, Any]) -> str:
     return "\n".join(block.get("text", "") for block in result.get("content", []))
 
@@ -306,6 +322,14 @@ def shape_and_store(
             return None
         return sized_or_structure(streamed.result, streamed.outputs, streamed.structure)
 
+    def store_lines(tool_name: str, args: dict[str, Any], text: str | SpilledText) -> dict[str, Any] | None:
+        from pflow_structure.service.streaming import capture_text_lines
+
+        streamed = capture_text_lines(f"mcp:{tool_name}", args, text, settings=settings, want=want)
+        if streamed is None:
+            return None
+        return sized_or_structure(streamed.result, streamed.outputs, streamed.structure)
+
     def sized_or_structure(described: dict[str, Any], outputs: Any, structure: dict[str, Any]) -> dict[str, Any]:
         from pflow_structure.service.answers import structure_within_budget
         from pflow_structure.service.want_answer import sized_answer
@@ -341,6 +365,7 @@ def shape_and_store(
         fits=fits,
         cursor_argument=cursor_argument(schema),
         store_text=store_text,
+        store_lines=store_lines,
     )
 
 
