@@ -140,9 +140,13 @@ def bench(
 def proxy_peak(env: dict[str, str], records: int, tool: str = "big") -> dict[str, Any]:
     """The proxy's own peak memory (VmHWM, read before it exits) for one tool result of ``records``
     records of pretty JSON from tests/servers/faulty_mcp_server.py (the tool ``big``; ``malformed``: the
-    same cut 40 characters short, which the proxy passes on), the size of that result on the wire, and
-    the proxy's resident memory and peak before it (after ``initialize`` and a call of 3 records)."""
+    same cut 40 characters short, which the proxy passes on; ``big_error``: the same text as an error
+    result, passed on too; ``big_structured``: ``{"records": [...]}`` as text and as structuredContent;
+    ``plain``: ``records`` lines of plain text),
+    the size of that result on the wire (text and structuredContent), and the proxy's resident memory and
+    peak before it (after ``initialize`` and a call of 3 records)."""
     server = [sys.executable, str(REPO / "tests" / "servers" / "faulty_mcp_server.py")]
+    env = {**env, "FAULTY_SERVER_BIG_ERROR": "1"}
     proxy = subprocess.Popen(
         [*cli(), "proxy", "--", *server],
         cwd=REPO,
@@ -181,7 +185,7 @@ def proxy_peak(env: dict[str, str], records: int, tool: str = "big") -> dict[str
     send({"jsonrpc": "2.0", "id": 3, "method": "tools/call", "params": {"name": "big", "arguments": {"count": 3}}})
     answer(3)
     ready = _memory(proxy.pid)
-    argument = "count" if tool == "big" else "size"
+    argument = {"malformed": "size", "plain": "lines"}.get(tool, "count")
     send(
         {"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {"name": tool, "arguments": {argument: records}}}
     )
@@ -192,9 +196,20 @@ def proxy_peak(env: dict[str, str], records: int, tool: str = "big") -> dict[str
     proxy.wait(timeout=60)
     text = reply["result"]["content"][0]["text"]
     match = re.search(r"exec-\d+-[0-9a-f]+", text)
-    if tool == "big" and not match:
+    if tool in ("big", "big_structured", "plain") and not match:
         raise RuntimeError(f"the proxy did not cache the result: {text[:300]}")
-    wire = len(json.dumps(records_like(records), indent=2))
+    if tool == "plain":  # ``records`` lines of plain text: cached as its lines
+        wire = len("\n".join(f"line {n}: some plain text" for n in range(records)))
+    elif tool == "big_structured":
+        structured = {"records": records_like(records)}
+        wire = len(json.dumps(structured, indent=2)) + len(json.dumps(structured))
+    else:
+        wire = len(json.dumps(records_like(records), indent=2))
+    passed_length = {"malformed": wire - 40, "big_error": wire}.get(tool)
+    if passed_length is not None and (
+        len(text) != passed_length or reply["result"].get("isError") != (tool != "malformed")
+    ):
+        raise RuntimeError(f"the proxy did not pass the result on as it came: {text[:300]}")
     return {
         "seconds": elapsed,
         "peak_bytes": peak,

@@ -18,12 +18,14 @@ import pytest
 
 from pflow_structure.encoding.jsonio import list_items, list_items_in
 from pflow_structure.mcp.proxy import shaping, spill, stdio
+from pflow_structure.mcp.proxy.messages import spilled_texts
 from pflow_structure.mcp.proxy.relay import Proxy
 from pflow_structure.mcp.proxy.remote import Upstream
 from pflow_structure.mcp.proxy.spill import SpilledLine, SpilledText
 from pflow_structure.mcp.proxy.stdio import TooLong, _Splitter
+from pflow_structure.render.failure_log import read_failures
 from pflow_structure.service import streaming
-from pflow_structure.service.streaming import list_bounds
+from pflow_structure.service.streaming import NotOneListError, capture_list_text, list_bounds
 from pflow_structure.settings import Settings
 
 ID = re.compile(rb"exec-\d+-[0-9a-f]+")
@@ -152,6 +154,20 @@ def _reader(data: bytes) -> Any:
     return read1
 
 
+async def _written(message: dict[str, Any]) -> bytes:
+    """The bytes the proxy's stdio writer writes for ``message`` (a text in a file, a piece at a time)."""
+    sink, source = anyio.create_memory_object_stream[Any](1)
+    written: list[bytes] = []
+
+    async def write(data: bytes) -> None:
+        written.append(data)
+
+    await sink.send(message)
+    sink.close()
+    await stdio._write_all(source, write)
+    return b"".join(written)
+
+
 async def _relayed(
     line: bytes, calls: int, arguments: dict[str, Any], want: str | None = None
 ) -> tuple[list[bytes], set[str]]:
@@ -167,8 +183,10 @@ async def _relayed(
             source.close()
             kinds.add(type(answer["result"]["content"][0]["text"]).__name__)
             reply = await proxy._shaped_answer("tool", arguments, answer, want, None)
+            held = len(spilled_texts(reply))  # a text passed on stays in its file until written
+            assert _open_spill_files() == [] if held == 0 else len(_open_spill_files()) == held == 1
+            replies.append(ID.sub(b"ID", await _written(reply)))
             assert _open_spill_files() == []  # while the message is still held
-            replies.append(ID.sub(b"ID", stdio.encode(reply)))
         group.cancel_scope.cancel()
     return replies, kinds
 
@@ -182,8 +200,25 @@ async def _relayed(
         (_answer_line("a line of plain text\n" * 100), 1, {}, None),
         (_answer_line(LIST_TEXT.replace("1.5", "NaN")), 1, {}, None),  # an item the list's way declines
         (_answer_line(LIST_TEXT), 1, {}, "the n of each"),
+        (_answer_line(LIST_TEXT[:-40] + "\ud800", isError=True), 1, {}, None),  # written as escaped ASCII
+        (_answer_line(LIST_TEXT, isError=True, _meta={"cut": "\udc80"}), 1, {}, None),  # its envelope's surrogate
+        (_answer_line("[1] A title, then prose\n" * 100), 1, {}, None),  # starts like JSON, is not: cached
+        (_answer_line(json.dumps(list(range(1000)))[:-9]), 1, {}, None),  # numbers cut off: the whole way says
+        (_answer_line(LIST_TEXT[:-40]), 2, {}, None),  # broken twice: no repeat is remembered
     ],
-    ids=["list", "broken", "error", "plain", "nan", "want"],
+    ids=[
+        "list",
+        "broken",
+        "error",
+        "plain",
+        "nan",
+        "want",
+        "error ascii",
+        "envelope ascii",
+        "prose",
+        "numbers",
+        "twice",
+    ],
 )
 def test_the_client_gets_the_bytes_it_gets_when_the_line_is_held_in_memory(
     line: bytes, calls: int, arguments: dict[str, Any], want: str | None, monkeypatch: pytest.MonkeyPatch
@@ -241,3 +276,92 @@ def test_a_line_whose_disk_fills_is_held_in_memory_and_read_as_before(monkeypatc
     (held,) = splitter.feed(line[:2500]) + splitter.feed(line[2500:] + b"\n")
     assert isinstance(held, SpilledLine) and type(held.file) is io.BytesIO and held.read() == line
     assert spill.message_of(held, stdio.parse_float, stdio.decode) == stdio.decode(line)  # its text: no room
+
+
+def test_broken_json_in_a_file_is_found_by_its_item_scan_and_logged_so() -> None:
+    line = _answer_line(LIST_TEXT[:-40])
+    replies, _ = anyio.run(_relayed, line, 1, {})
+    assert replies == [stdio.encode(stdio.decode(line) or {})]  # the server's message, as it came
+    (record,) = read_failures(Settings.from_env().failure_log)
+    assert record["error"] == (
+        "MalformedJSONError: text starts like JSON but does not parse: its items, read in turn, break off before "
+        "the list ends"
+    )
+
+
+def test_a_result_passed_on_from_its_file_is_written_a_piece_at_a_time() -> None:
+    line = _answer_line(LIST_TEXT * 4, isError=True)  # about 20,000 characters, read 64 bytes at a time
+    found = _spilled(line)
+    pieces: list[bytes] = []
+
+    async def write(data: bytes) -> None:
+        pieces.append(data)
+
+    async def main() -> None:
+        sink, source = anyio.create_memory_object_stream[Any](1)
+        await sink.send(found)
+        sink.close()
+        await stdio._write_all(source, write)
+
+    anyio.run(main)
+    assert b"".join(pieces) == stdio.encode(stdio.decode(line) or {})
+    assert max(len(piece) for piece in pieces) < 400  # each piece of the file: 64 bytes escaped, or the envelope
+    assert _open_spill_files() == []
+
+
+def test_the_sdk_s_streams_get_a_text_in_a_file_read_back_and_its_file_closed() -> None:
+    found = _spilled(_answer_line(LIST_TEXT, isError=True))
+
+    async def main() -> Any:
+        async with anyio.create_task_group() as group:
+            proxy = Proxy(Upstream(command=("unused",)), Settings.from_env(), group)
+            proxy.files_to_client, (proxy.to_client, received) = False, anyio.create_memory_object_stream[Any](1)
+            await proxy.send_client(found)
+            return await received.receive()
+
+    assert anyio.run(main)["result"]["content"][0]["text"] == LIST_TEXT
+    assert _open_spill_files() == []
+
+
+@pytest.mark.parametrize("text", ["[1, 2", '[{"n": 1}, {"n": 2},]', "[1] A title"])
+def test_a_strict_capture_says_when_the_items_break_off(text: str) -> None:
+    settings = Settings.from_env()
+    with pytest.raises(NotOneListError, match=r"^its items, read in turn, break off before the list ends$"):
+        capture_list_text("mcp:tool", {}, text, settings=settings, strict=True)
+    assert capture_list_text("mcp:tool", {}, text, settings=settings) is None
+    assert settings.cache().scan() == []
+
+
+@pytest.mark.parametrize(
+    "text",
+    ["a line of plain text\n" * 100, "\nblank lines\n\naround, no newline at the end " * 40, "lone \ud800 cut\n" * 80],
+    ids=["lines", "blank lines", "surrogate"],
+)
+def test_a_long_plain_text_is_cached_line_by_line_as_its_lines_are_whole(
+    text: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    settings = Settings.from_env()
+    parsed: list[int] = []
+    real_payload = shaping.payload
+
+    def payload(result: dict[str, Any]) -> Any:
+        parsed.append(1)
+        return real_payload(result)
+
+    def answer(result: dict[str, Any]) -> tuple[str, str, bytes, Any]:
+        shaped = shaping.shape_and_store("tool", {}, result, settings=settings, budget=10, read_tool="read_fields")
+        raw = (Path(settings.cache().location) / f"{shaped.execution_id}.json").read_bytes()
+        text = ID.sub(b"ID", shaped.result["content"][0]["text"].encode()).decode()
+        paths = settings.cache().get(str(shaped.execution_id)).text_paths
+        return shaped.kind, text, raw[raw.index(b'"outputs":') :], paths
+
+    monkeypatch.setattr(shaping, "payload", payload)
+    in_file = answer(_spilled(_answer_line(text))["result"])
+    in_memory = answer({"content": [{"type": "text", "text": text}]})
+    assert parsed == []  # neither text was split whole
+    monkeypatch.setattr(streaming, "STREAM_CHARS", len(text) + 1)  # now the whole way
+    whole = answer({"content": [{"type": "text", "text": text}]})
+    assert parsed == [1]
+    assert in_file == in_memory == whole
+    assert (in_file[0], in_file[3]) == ("cached", [["result"]])
+    assert _open_spill_files() == []

@@ -1,4 +1,5 @@
-"""A large JSON list (a tool result's text) cached and described one item at a time, never held whole.
+"""A large JSON list (a tool result's text) cached and described one item at a time, never held whole;
+a plain text's lines too (:func:`capture_text_lines`).
 
 ``capture_outputs(node_type, params, {"result": loads(text)})`` holds the parsed list: for 100 MB of
 JSON that is about 460 MB of Python objects. :func:`capture_list_text` gives the same entry, byte for
@@ -46,8 +47,17 @@ class TextInFile(Protocol):
     def pieces(self) -> Iterator[str]: ...
 
 
+class NotOneListError(ValueError):
+    """A text that starts like a JSON list and is not one: its items, scanned in turn, break off
+    (``capture_list_text(strict=True)``; found without parsing the text whole)."""
+
+
 class _TakeWholeError(Exception):
     """The list is not for this way (not a ValueError: the cache must not take it for unwritable outputs)."""
+
+
+class _NotOneList(_TakeWholeError):
+    """The items do not scan as one JSON list."""
 
 
 def list_bounds(text: str) -> tuple[int, int] | None:
@@ -69,17 +79,72 @@ def capture_list_text(
     *,
     settings: Settings,
     want: str | None = None,
+    strict: bool = False,
 ) -> StreamedOutputs | None:
     """``capture_outputs(node_type, params, {"result": loads(text)})`` for a text that is one JSON list
     (or a text in a file, read a piece at a time), without the list ever held whole; None when it
-    declines (see the module docstring)."""
+    declines (see the module docstring). ``strict``: a text whose items break off before the list ends
+    raises :class:`NotOneListError` rather than returning None (the proxy then knows it broken without
+    parsing it whole)."""
+    items = _items_of(text)
+    if want is not None or items is None or len(text) < STREAM_CHARS:
+        return None
+    try:
+        return _captured(node_type, params, items, settings, ())
+    except _NotOneList:
+        if strict:
+            raise NotOneListError("its items, read in turn, break off before the list ends") from None
+        return None  # nothing was left in the cache (the entry is written to a temporary file first)
+
+
+def capture_text_lines(
+    node_type: str, params: Mapping[str, Any], text: str | TextInFile, *, settings: Settings, want: str | None = None
+) -> StreamedOutputs | None:
+    """``capture_outputs(node_type, params, {"result": text.split("\\n")}, text_paths=[["result"]])`` (a plain
+    text kept as its lines, so that a reference to ``result`` passes the text on) for a text in a file or a
+    long one, one line at a time; None when it declines (a ``want``, a short text, another cache)."""
+    if want is not None or len(text) < STREAM_CHARS:
+        return None
+
+    def lines() -> Iterator[str]:
+        return _lines_in(text.pieces() if not isinstance(text, str) else iter((text,)))
+
+    try:
+        return _captured(node_type, params, lines, settings, [["result"]])
+    except _NotOneList:  # never: lines always read
+        return None
+
+
+def _lines_in(pieces: Iterator[str]) -> Iterator[str]:
+    """``"".join(pieces).split("\\n")``, a line at a time (a line cut by the end of a piece is joined once)."""
+    held: list[str] = []
+    for piece in pieces:
+        lines = piece.split("\n")
+        if len(lines) == 1:
+            held.append(piece)
+            continue
+        held.append(lines[0])
+        yield "".join(held)
+        yield from lines[1:-1]
+        held = [lines[-1]]
+    yield "".join(held)
+
+
+def _captured(
+    node_type: str,
+    params: Mapping[str, Any],
+    items: Callable[[], Iterator[Any]],
+    settings: Settings,
+    text_paths: Any,
+) -> StreamedOutputs | None:
+    """The list ``items()`` gives written to the cache item by item and described; None when it declines.
+    Raises ``_NotOneList`` when the items break off."""
     from pflow_structure.cache.entry import StreamedList
     from pflow_structure.cache.store import ExecutionCache
     from pflow_structure.encoding.encode import is_plain_json
 
     cache = settings.cache()
-    items = _items_of(text)
-    if want is not None or items is None or len(text) < STREAM_CHARS or type(cache) is not ExecutionCache:
+    if type(cache) is not ExecutionCache:
         return None
 
     def plain_items() -> Iterator[Any]:
@@ -89,12 +154,14 @@ def capture_list_text(
                     raise _TakeWholeError
                 yield item
         except ValueError:  # not one JSON list: the whole way says what is wrong with it
-            raise _TakeWholeError from None
+            raise _NotOneList from None
 
     try:
-        stored = cache.put(node_type, dict(params), {"result": StreamedList(plain_items)})
+        stored = cache.put(node_type, dict(params), {"result": StreamedList(plain_items)}, text_paths=text_paths)
+    except _NotOneList:  # a _TakeWholeError too: the caller tells it apart
+        raise
     except _TakeWholeError:
-        return None  # nothing was left in the cache (the entry is written to a temporary file first)
+        return None
     if not stored.cached:
         return None
     result, structure = _described(node_type, params, stored, items, settings)

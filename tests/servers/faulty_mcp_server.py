@@ -101,6 +101,17 @@ if os.environ.get("FAULTY_SERVER_READ_FIELDS") == "1":
         {"execution_id": {"type": "string", "default": ""}},
         lambda arguments: f"downstream read_fields got {arguments.get('execution_id', '')}",
     )
+if os.environ.get("FAULTY_SERVER_BIG_ERROR") == "1":  # benchmarks/large.py: a large result passed on as an error
+
+    def _big_error(arguments: dict[str, Any]) -> str:
+        raise ToolFailed(json.dumps(_records(int(arguments.get("count", 500))), indent=2))
+
+    TOOLS["big_error"] = ("count records as pretty-printed JSON text, in an error result.", {}, _big_error)
+    TOOLS["big_structured"] = (  # its result: the records as text and, beside it, as structuredContent (call_tool)
+        "count records, as text and as structuredContent.",
+        {},
+        lambda _: "",
+    )
 if os.environ.get("FAULTY_SERVER_EXTRA_TOOL"):  # a tool of the name a test needs (a gateway's name clash)
     EXTRA = os.environ["FAULTY_SERVER_EXTRA_TOOL"]
     TOOLS[EXTRA] = (f"The downstream's own {EXTRA}.", {}, lambda _: f"downstream {EXTRA}")
@@ -126,6 +137,9 @@ def _text(text: str, *, is_error: bool = False) -> dict[str, Any]:
 
 def call_tool(params: dict[str, Any]) -> dict[str, Any]:
     found = TOOLS.get(params.get("name", ""))
+    if params.get("name") == "big_structured" and found is not None:
+        structured = {"records": _records(int((params.get("arguments") or {}).get("count", 500)))}
+        return {**_text(json.dumps(structured, indent=2)), "structuredContent": structured}
     if found is None:
         return _text(f"Unknown tool: {params.get('name')}", is_error=True)
     try:

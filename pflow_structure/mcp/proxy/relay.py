@@ -10,7 +10,7 @@ three things and passes everything else on as it is, both ways:
 - ``tools/list``: the server's tools (declared output schemas removed: a structure answer would
   not match them) plus ``read_fields`` and ``edit_fields``, in full or, with ``--tools compact|light``,
   shorter and with ``describe_tools`` and ``search_tools`` (:mod:`.listing`, :mod:`.toollist`);
-- ``tools/call``: each result goes through :func:`pflow_structure.mcp.proxy.shaping.shape_result`
+- ``tools/call`` (:mod:`.calls`): each result goes through :func:`pflow_structure.mcp.proxy.shaping.shape_result`
   (small ones as they are or compact, large ones cached and answered with an execution id and
   their structure); ``read_fields`` and ``edit_fields`` are answered here, and ``${exec-ID:PATH}``
   references in the arguments are replaced by cached values before the server sees the call.
@@ -29,21 +29,19 @@ from __future__ import annotations
 
 import contextlib
 import itertools
-import json
 from typing import TYPE_CHECKING, Any
 
 import anyio
 
-from pflow_structure.errors import ParameterError
+from pflow_structure.mcp.proxy.calls import ToolCalls, rpc_result
 from pflow_structure.mcp.proxy.downstream import DEFAULT_START_TIMEOUT, Downstream, DownstreamError, Session
 from pflow_structure.mcp.proxy.gateway import Gateway
-from pflow_structure.mcp.proxy.listing import Listing
+from pflow_structure.mcp.proxy.messages import spilled_texts
 from pflow_structure.mcp.proxy.remote import Upstream
 from pflow_structure.mcp.proxy.repeats import Repeats
-from pflow_structure.mcp.proxy.selection import Selection, pop_want, take_fields
 from pflow_structure.mcp.proxy.shaping import DEFAULT_BUDGET, tool_schemas
+from pflow_structure.mcp.proxy.spill import close_message, plain_message
 from pflow_structure.mcp.proxy.toollist import listed_tools, our_tools, proxied_tool
-from pflow_structure.mcp.tools import EDIT_TOOL, READ_TOOL
 
 if TYPE_CHECKING:
     from pflow_structure.settings import Settings
@@ -71,11 +69,7 @@ def _error(request_id: Any, message: str, code: int = INTERNAL_ERROR) -> dict[st
     return {"jsonrpc": "2.0", "id": request_id, "error": {"code": code, "message": message}}
 
 
-def _result(request_id: Any, result: dict[str, Any]) -> dict[str, Any]:
-    return {"jsonrpc": "2.0", "id": request_id, "result": result}
-
-
-class Proxy(Listing):
+class Proxy(ToolCalls):
     """The relay: the client's messages to the server and back, shaping what it shapes."""
 
     def __init__(
@@ -102,6 +96,7 @@ class Proxy(Listing):
         self.shaped: list[str] = []  # kinds of the answers given, for tests and benchmarks
         self.repeats = Repeats()  # the last result of each call this session (ids and digests)
         self.to_client: Any = None
+        self.files_to_client = True  # the client's writer writes a text left in a file from it (stdio.py)
         self.initialized = False
         self._forwarded: dict[Any, tuple[Session, int]] = {}  # client's request id -> where it went
         self._asked: dict[int, tuple[Session, Any]] = {}  # our id towards the client -> the server's request
@@ -150,6 +145,10 @@ class Proxy(Listing):
                 await self._answered.wait()
 
     async def send_client(self, message: dict[str, Any]) -> None:
+        if not self.files_to_client and spilled_texts(message):  # the SDK's streams: a text in a file read back
+            plain = await anyio.to_thread.run_sync(plain_message, message)
+            close_message(message)
+            message = plain
         with contextlib.suppress(anyio.ClosedResourceError, anyio.BrokenResourceError):  # the client left
             await self.to_client.send(message)
 
@@ -262,14 +261,13 @@ class Proxy(Listing):
         if self.tools_mode != "full":
             parts += (SHORT_LIST.format(describe=self.describe_tool, search=self.search_tool),)
         result["instructions"] = "\n\n".join(part for part in parts if part)
-        return _result(request["id"], result)
+        return rpc_result(request["id"], result)
 
     async def _ping(self, request: dict[str, Any]) -> dict[str, Any]:
-        return _result(request["id"], {})
+        return rpc_result(request["id"], {})
 
     async def _forward(self, request: dict[str, Any], *, spilled: bool = False) -> dict[str, Any]:
         """The server's answer under the client's id; ``spilled``: a large text may stay in its file."""
-        from pflow_structure.mcp.proxy.spill import close_message, plain_message
 
         def sent(request_id: int, session: Session) -> None:
             self._forwarded[request["id"]] = (session, request_id)
@@ -286,7 +284,7 @@ class Proxy(Listing):
         if self.tools_mode != "full":  # one page: every tool, in short, then ours
             discovery = our_tools(self.describe_tool, self.search_tool)
             listed = listed_tools(self.tools_mode, await self.tool_catalog(), self.ours(), discovery)
-            return _result(request["id"], {"tools": listed})
+            return rpc_result(request["id"], {"tools": listed})
         await self.downstream.session()
         pages = await self.choose_names()
         if not self.has_tools():
@@ -300,135 +298,7 @@ class Proxy(Listing):
             listing = answer["result"]
         self.schemas.update(tool_schemas(listing))
         tools = [proxied_tool(tool) for tool in listing.get("tools", [])]
-        return _result(request["id"], {**listing, "tools": tools + ([] if params.get("cursor") else self.ours())})
-
-    async def _call_tool(self, request: dict[str, Any]) -> dict[str, Any]:
-        from pflow_structure.mcp.compat import to_dict
-
-        params = request.get("params") or {}
-        name = params.get("name")
-        arguments = dict(params.get("arguments") or {})
-        ours = (READ_TOOL, f"pflow_structure_{READ_TOOL}", EDIT_TOOL, f"pflow_structure_{EDIT_TOOL}")
-        if not self.names_known and name in ours:
-            await self.choose_names()
-        if name in (self.read_tool, self.edit_tool):
-            return _result(request["id"], await self._answer_ours(str(name), arguments))
-        if self.tools_mode != "full" and name in (self.describe_tool, self.search_tool):
-            return _result(request["id"], await self.discover(str(name), arguments))
-        ours_named = any(word in key for key in arguments for word in ("want", "fields", "jq"))
-        if name not in self.schemas and not self.names_known and ours_named:
-            with contextlib.suppress(DownstreamError):
-                await self.choose_names()  # whether the tool has a _want or _fields of its own decides ours
-        arguments, want = pop_want(arguments, self.schemas.get(str(name)))
-        try:
-            arguments, fields = take_fields(arguments, self.schemas.get(str(name)))  # _fields and _jq are ours
-        except ParameterError as exc:
-            return _result(request["id"], _tool_error(f"Error: {exc}"))
-        sent, failed = await self._resolve(str(name), arguments)  # ${exec-ID:PATH}, before the server sees it
-        if failed is not None:
-            return _result(request["id"], to_dict(failed))
-        if sent is not arguments or want is not None or fields is not None:
-            request = {**request, "params": {**params, "arguments": sent}}
-        try:
-            answer = await self._forward(request, spilled=True)
-        except DownstreamError as exc:
-            self._log(str(name), len(_json_bytes(sent)), str(exc), stage="call")
-            return _result(request["id"], _tool_error(f"Error: {exc}"))
-        return await self._shaped_answer(str(name), arguments, answer, want, fields)
-
-    async def _shaped_answer(
-        self, name: str, arguments: dict[str, Any], answer: dict[str, Any], want: str | None, fields: Selection | None
-    ) -> dict[str, Any]:
-        """The client's answer for the server's; a text of it left in a file (mcp/proxy/spill.py) is read
-        back where it is passed on, and its file is gone when this returns."""
-        from pflow_structure.mcp.proxy.spill import close_message, json_size, plain_message, plain_result
-        from pflow_structure.mcp.proxy.stdio import encode
-
-        if "error" in answer:
-            return answer
-        result = answer["result"]
-        try:
-            shaped = await anyio.to_thread.run_sync(self._shape, name, arguments, result, want, fields)
-            plain = await anyio.to_thread.run_sync(plain_result, shaped.result)  # passed: read back
-            reply = {**answer, "result": plain} if shaped.kind == "passed" else _result(answer["id"], plain)
-            encode(reply)  # it must reach the client: it has to encode
-        except Exception as exc:
-            self._log(name, json_size(result, _json_bytes), exc, stage="transform")
-            self.shaped.append("fallback")
-            return await anyio.to_thread.run_sync(plain_message, answer)
-        finally:
-            close_message(answer)
-        self.shaped.append(shaped.kind)
-        return reply
-
-    # -- work ---------------------------------------------------------------------------------
-    async def _answer_ours(self, name: str, arguments: dict[str, Any]) -> dict[str, Any]:
-        from pflow_structure.mcp.compat import to_dict
-        from pflow_structure.mcp.proxy.answer_text import edit_answer
-        from pflow_structure.mcp.server import answer_edit, answer_read_fields
-        from pflow_structure.service.usage import record_read
-
-        if name == self.read_tool:
-            answer = await answer_read_fields(arguments, self.settings)
-        else:
-            answer = edit_answer(to_dict(await answer_edit(arguments, self.settings, "proxy")))
-        await anyio.to_thread.run_sync(record_read, self.settings, arguments.get("execution_id"), answer)
-        return answer
-
-    async def _resolve(self, name: str, arguments: dict[str, Any]) -> tuple[dict[str, Any], Any]:
-        """``(arguments to send, None)``, or ``(arguments, tool error)`` when a reference does not resolve;
-        without a reference, the very same object. The input schema comes from the tool list (listed
-        once here when the client never asked)."""
-        from pflow_structure.mcp.server import resolved_or_error
-        from pflow_structure.values.references import has_references
-
-        if not has_references(arguments):
-            return arguments, None
-        if name not in self.schemas and not self.names_known:
-            with contextlib.suppress(DownstreamError):
-                await self.choose_names()  # lists every page of tools, with their input schemas
-        return await resolved_or_error(arguments, self.schemas.get(name), self.settings, "proxy")
-
-    def _shape(
-        self, tool: str, arguments: dict[str, Any], result: dict[str, Any], want: str | None, fields: Selection | None
-    ) -> Any:
-        from pflow_structure.mcp.proxy.selection import fields_result
-        from pflow_structure.mcp.proxy.shaping import Shaped, shape_and_store
-        from pflow_structure.mcp.proxy.spill import plain_result
-        from pflow_structure.service.usage import record_result
-
-        if fields is not None:
-            result = plain_result(result)
-        selected = None if fields is None else fields_result(tool, arguments, result, fields, self.settings)
-        if selected is not None:
-            return Shaped(selected, "fields", 0, 0)
-        # Shown inline up to the inline threshold, and never past the answer budget.
-        inline = min(self.budget, self.settings.answer_budget)
-        options = {
-            "settings": self.settings,
-            "budget": inline,
-            "read_tool": self.read_tool,
-            "want": want,
-            "schema": self.schemas.get(tool),
-        }
-        shaped = self.repeats.answer(shape_and_store, tool, arguments, result, **options)  # a repeat said once
-        cached = shaped.kind == "cached"
-        record_result(self.settings, f"mcp:{tool}", cached=cached, raw=shaped.tokens_in, answered=shaped.tokens_out)
-        return shaped
-
-    def _log(self, tool: str, input_bytes: int, error: BaseException | str, *, stage: str) -> None:
-        from pflow_structure.render.failure_log import append_failure, failure_record
-
-        record = failure_record(tool, input_bytes, error, stage=stage, source="mcp-proxy", command=self.downstream.name)
-        append_failure(self.settings.failure_log, record)
-
-
-def _tool_error(text: str) -> dict[str, Any]:
-    return {"content": [{"type": "text", "text": text}], "isError": True}
-
-
-def _json_bytes(value: Any) -> bytes:
-    return json.dumps(value, default=repr, ensure_ascii=False).encode("utf-8", "replace")
+        return rpc_result(request["id"], {**listing, "tools": tools + ([] if params.get("cursor") else self.ours())})
 
 
 async def _warm_up() -> None:

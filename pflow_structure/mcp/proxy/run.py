@@ -87,6 +87,7 @@ async def _relay(proxy: Proxy, streams: tuple[Any, Any] | None, finish_within: f
     """Relay until the client's input ends, then let the calls in flight be answered (for at most
     ``finish_within`` seconds) while the output is still open: a client that closes its input
     first and reads on still gets its answers."""
+    proxy.files_to_client = streams is None  # our stdio writes a text left in a file from it; the SDK's do not
     async with _client(streams) as (read_stream, write_stream):
         await proxy.run(read_stream, write_stream)
         await proxy.finish(finish_within)

@@ -22,12 +22,44 @@ server-filesystem's ``{"content": text}``), in which case it is counted once.
 from __future__ import annotations
 
 import json
-import re
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 from pflow_structure.mcp.proxy.answer_text import cached_text, sized_text
-from pflow_structure.mcp.proxy.spill import SpilledText, plain_result
+from pflow_structure.mcp.proxy.result_text import (
+    JSON_START,
+    MalformedJSONError,
+    TokenCounter,
+    compact_json,
+    duplicates_text,
+    is_text_lines,
+    parse_text,
+    payload,
+    strip_whitespace,
+    surely_json,
+    visible_tokens,
+)
+from pflow_structure.mcp.proxy.spill import HEAD_CHARS, SpilledText, plain_result
+
+__all__ = [  # a result's text is read in result_text.py; its names stay importable from here
+    "DEFAULT_BUDGET",
+    "EXACT_COUNT_CHARS",
+    "WANT_ARGUMENT",
+    "WANT_DESCRIPTION",
+    "WANT_PREFIXED",
+    "MalformedJSONError",
+    "Shaped",
+    "bounded",
+    "duplicates_text",
+    "is_text_lines",
+    "parse_text",
+    "payload",
+    "shape_and_store",
+    "shape_result",
+    "strip_whitespace",
+    "tool_schemas",
+    "visible_tokens",
+]
 
 if TYPE_CHECKING:
     from pflow_structure.settings import Settings
@@ -37,14 +69,9 @@ if TYPE_CHECKING:
 # 8,000 by default), which bounds every answer; the proxy shows inline at most the smaller of the two.
 DEFAULT_BUDGET = 1000
 
-TokenCounter = Callable[[str], int]
 Store = Callable[[str, dict[str, Any], Any], dict[str, Any]]
 # value -> (text, format name): render_auto, which returns compact JSON when nothing beats it.
 Renderer = Callable[[Any], tuple[str, str]]
-
-
-class MalformedJSONError(ValueError):
-    """Text that looks like JSON (starts with ``{`` or ``[``) and does not parse."""
 
 
 class Shaped(NamedTuple):
@@ -55,128 +82,6 @@ class Shaped(NamedTuple):
     tokens_in: int
     tokens_out: int
     execution_id: str | None = None  # where a cached result went
-
-
-def _compact(value: Any) -> str:
-    """Compact JSON as ``read-fields --json`` writes it (a lone surrogate escaped, so it stays UTF-8)."""
-    from pflow_structure.render.output_text import format_json
-
-    return format_json(value, compact=True)
-
-
-_STRING_OR_SPACE = re.compile(r'("(?:[^"\\]|\\.)*")|\s+')
-
-
-def strip_whitespace(json_text: str) -> str:
-    """Valid JSON text without the whitespace between its tokens: every number, escape and
-    repeated key stays exactly as the server wrote it (a loads/dumps round trip would turn
-    19.90 into 19.9, 1e400 into Infinity and drop a duplicate key)."""
-    return _STRING_OR_SPACE.sub(lambda match: match.group(1) or "", json_text)
-
-
-# Text starts like a JSON object or array: "{" then a key or "}", or "[" then a value or "]".
-# "[FILE] a.txt" (server-filesystem's listings) or "[note] ..." is plain text, not broken JSON.
-_JSON_START = re.compile(r'\s*(?:\{\s*["}]|\[\s*(?:[\[\]{"\-0-9]|(?:true|false|null)(?![A-Za-z0-9_])))')
-
-
-_SURELY_JSON = re.compile(r'(?:\[\s*)?\{\s*"')  # an object with a key, or a list of them
-
-
-def parse_text(text: str) -> tuple[bool, Any]:
-    """(True, value) when ``text`` is JSON, (False, text) when it does not start like JSON.
-
-    Raises :class:`MalformedJSONError` for text that starts like a JSON object or array but is
-    broken (a truncated answer, a server bug): the proxy then passes the result through as is.
-    """
-    if not _JSON_START.match(text):
-        return False, text
-    stripped = text.strip()
-    from pflow_structure.encoding.jsonio import loads  # orjson: a 100 MB answer parses in a third of the time
-
-    try:
-        return True, loads(stripped)
-    except json.JSONDecodeError as exc:
-        # "[1] A title" or "[2024-05-01 12:00] INFO ..." stop parsing early and are plain text;
-        # an object with a key, or a parse that ran to the end (a cut-off answer), is broken JSON.
-        if exc.msg.startswith("Extra data") and not _SURELY_JSON.match(stripped):
-            return False, text  # "[1] A title": a JSON-looking start, then prose
-        cut_off = exc.pos >= len(stripped) - 1
-        whole = stripped[-1] in "]}"  # ends like a document: "[1,]" (errors differ between Pythons)
-        if _SURELY_JSON.match(stripped) or cut_off or whole:
-            raise MalformedJSONError(f"text starts like JSON but does not parse: {exc}") from None
-        return False, text
-    except (ValueError, RecursionError) as exc:
-        raise MalformedJSONError(f"text starts like JSON but does not parse: {exc}") from None
-
-
-def duplicates_text(structured: Any, texts: list[str], parsed: list[Any]) -> bool:
-    """Whether ``structuredContent`` says nothing the text blocks do not already say."""
-    if len(texts) != 1:
-        return False
-    candidates = {_canonical(parsed[0]), _canonical(texts[0])}
-    if _canonical(structured) in candidates:
-        return True
-    if isinstance(structured, dict) and len(structured) == 1:
-        (inner,) = structured.values()
-        return _canonical(inner) in candidates
-    return False
-
-
-def _canonical(value: Any) -> str:
-    """Equal for equal JSON only (``True == 1`` and ``1 == 1.0`` in Python, not in JSON)."""
-    return json.dumps(value, sort_keys=True, ensure_ascii=False, default=repr)
-
-
-def visible_tokens(result: dict[str, Any], count: TokenCounter) -> int:
-    """Tokens of what the agent reads: text blocks, plus structuredContent unless it is a duplicate."""
-    texts = [block.get("text", "") for block in result.get("content", []) if block.get("type") == "text"]
-    others = [block for block in result.get("content", []) if block.get("type") != "text"]
-    total = sum(count(text) for text in texts) + sum(count(_compact(block)) for block in others)
-    structured = result.get("structuredContent")
-    if structured is not None:
-        parsed = []
-        for text in texts:
-            try:
-                parsed.append(parse_text(text)[1])
-            except MalformedJSONError:
-                parsed.append(text)
-        if not duplicates_text(structured, texts, parsed):
-            total += count(_compact(structured))
-    return total
-
-
-def payload(result: dict[str, Any]) -> tuple[Any, bool] | None:
-    """The value a result carries and whether it came from JSON; None when it has non-text content.
-
-    One text block: its JSON, else structuredContent when that is more than a wrapper around the
-    text, else the text's lines (split on "\n" only, so joining them with "\n" gives the text
-    back). Several text blocks: a list with one value per block.
-    """
-    content = result.get("content", [])
-    if any(block.get("type") != "text" for block in content):
-        return None
-    texts = [block.get("text", "") for block in content]
-    decoded = [parse_text(text) for text in texts]
-    structured = result.get("structuredContent")
-    parsed = [value for _, value in decoded]
-    if len(texts) == 1:
-        is_json, value = decoded[0]
-        if is_json:
-            return value, True
-        if structured is not None and not duplicates_text(structured, texts, parsed):
-            return structured, True
-        return value.split("\n"), False
-    if not texts and structured is not None:
-        return structured, True
-    return parsed, any(is_json for is_json, _ in decoded)
-
-
-def is_text_lines(result: dict[str, Any], value: Any) -> bool:
-    """Whether ``value`` is the one text block of ``result`` split into lines (see :func:`payload`)."""
-    content = result.get("content", [])
-    if len(content) != 1 or content[0].get("type") != "text" or not isinstance(value, list):
-        return False
-    return all(isinstance(line, str) for line in value) and "\n".join(value) == content[0].get("text")
 
 
 def _plain_note(result: dict[str, Any], count: TokenCounter, budget: int) -> str | None:
@@ -200,7 +105,7 @@ def _formatted(
     or an escape the server chose would otherwise change on the way to the agent.
     """
     block = compact["content"][0]
-    if render is None or _compact(value) != block["text"]:
+    if render is None or compact_json(value) != block["text"]:
         return None
     text, name = render(value)
     if name == "json":
@@ -253,11 +158,14 @@ def shape_result(
     keep_text: bool = False,
     cursor_argument: str = "",
     store_text: Callable[[str, dict[str, Any], Any], dict[str, Any] | None] | None = None,
+    store_lines: Callable[[str, dict[str, Any], Any], dict[str, Any] | None] | None = None,
 ) -> Shaped:
     """The answer the agent gets for one downstream result (see the module docstring); ``fits`` says
     whether a text is within what the client keeps (its bytes and lines), else it is cached too;
     ``cursor_argument``: the tool's argument that takes a cursor, named on the page line when the result has one;
-    ``store_text``: ``store`` for a large text that is one JSON list, given the text unparsed (None: it declines).
+    ``store_text``: ``store`` for a large text that is one JSON list, given the text unparsed (None: it declines;
+    ``NotOneListError`` from service/streaming.py: its items break off, so it is broken JSON or prose);
+    ``store_lines``: ``store`` for a large plain text, kept as its lines, given the text (None: it declines).
 
     Raises :class:`MalformedJSONError` for broken JSON text, and whatever ``store`` or ``count``
     raise: the caller answers with the original result and logs the failure.
@@ -267,8 +175,20 @@ def shape_result(
         return Shaped(result, "passed", tokens_in, tokens_in)
     if tokens_in > budget and store_text is not None and _one_json_text(result):
         # A large JSON list is cached item by item, never parsed whole (None: it takes the usual way).
-        streamed = store_text(tool, arguments, result["content"][0]["text"])
+        from pflow_structure.service.streaming import NotOneListError
+
+        text = result["content"][0]["text"]
+        try:
+            streamed = store_text(tool, arguments, text)
+        except NotOneListError as exc:  # broken JSON found by the item scan: passed on, never parsed whole
+            if surely_json(text.head if isinstance(text, SpilledText) else text[:HEAD_CHARS]):
+                raise MalformedJSONError(f"text starts like JSON but does not parse: {exc}") from None
+            streamed = None  # "[1] A title ...": the whole way tells prose from broken JSON
         if streamed is not None:  # a list has no cursor of its own: no next-page reference to add
+            return _cached(streamed, result, tokens_in, count, budget, read_tool, render)
+    if tokens_in > budget and store_lines is not None and _one_plain_text(result):
+        streamed = store_lines(tool, arguments, result["content"][0]["text"])  # line by line, never split whole
+        if streamed is not None:  # lines have no cursor: no next-page reference to add
             return _cached(streamed, result, tokens_in, count, budget, read_tool, render)
     result = plain_result(result)  # a text left in a file (mcp/proxy/spill.py) is read now: the whole way
     found = payload(result)
@@ -338,7 +258,17 @@ def _one_json_text(result: dict[str, Any]) -> bool:
     text = content[0].get("text")
     if isinstance(text, SpilledText):
         text = text.head
-    return isinstance(text, str) and bool(_JSON_START.match(text))
+    return isinstance(text, str) and bool(JSON_START.match(text))
+
+
+def _one_plain_text(result: dict[str, Any]) -> bool:
+    """One text block that does not start like JSON, and no structuredContent: :func:`payload` gives its lines."""
+    content = result.get("content", [])
+    if len(content) != 1 or content[0].get("type") != "text" or result.get("structuredContent") is not None:
+        return False
+    text = content[0].get("text")
+    head = text.head if isinstance(text, SpilledText) else text[:HEAD_CHARS] if isinstance(text, str) else ""
+    return bool(head.strip()) and not JSON_START.match(head)
 
 
 def _visible_text(result: dict[str, Any]) -> str:
@@ -387,7 +317,15 @@ def shape_and_store(
     def store_text(tool_name: str, args: dict[str, Any], text: str | SpilledText) -> dict[str, Any] | None:
         from pflow_structure.service.streaming import capture_list_text
 
-        streamed = capture_list_text(f"mcp:{tool_name}", args, text, settings=settings, want=want)
+        streamed = capture_list_text(f"mcp:{tool_name}", args, text, settings=settings, want=want, strict=True)
+        if streamed is None:
+            return None
+        return sized_or_structure(streamed.result, streamed.outputs, streamed.structure)
+
+    def store_lines(tool_name: str, args: dict[str, Any], text: str | SpilledText) -> dict[str, Any] | None:
+        from pflow_structure.service.streaming import capture_text_lines
+
+        streamed = capture_text_lines(f"mcp:{tool_name}", args, text, settings=settings, want=want)
         if streamed is None:
             return None
         return sized_or_structure(streamed.result, streamed.outputs, streamed.structure)
@@ -427,6 +365,7 @@ def shape_and_store(
         fits=fits,
         cursor_argument=cursor_argument(schema),
         store_text=store_text,
+        store_lines=store_lines,
     )
 
 

@@ -2,13 +2,15 @@
 
 A 100 MB tool result read as one line, decoded and parsed is three copies of itself in memory: the
 line's bytes, its text, then the result's inner text. Here a line over :data:`SPILL_BYTES` goes to a
-temporary file as it arrives (:class:`SpilledLine`, written by ``stdio._Splitter``). When it is an
+temporary file as it arrives (:class:`SpilledLine`, written by ``lines.Splitter``). When it is an
 answer whose result is text blocks (``{"content": [{"type": "text", "text": ...}]}``), its envelope
 is read from the file a piece at a time and a text longer than :data:`TEXT_IN_FILE_CHARS`
 characters is unescaped into a second file (:class:`SpilledText`); the message handed on holds that
 object where the text was. The proxy's shaping then caches the list item by item from the file
-(service/streaming.py). Anything else, and anything that does not read as expected, is read back
-whole and parsed as before (``stdio.decode``): the same message, at the old cost.
+(service/streaming.py), or, when the result is passed on as it came (an error result; broken JSON,
+which that item scan finds), the client's writer writes the text from the file a piece at a time
+(``messages.encode_pieces``). Anything else, and anything that does not read as expected, is read
+back whole and parsed as before (``messages.decode``): the same message, at the old cost.
 
 The files are made by :func:`tempfile.TemporaryFile` in the cache directory: removed from the
 directory at once (only this process can reach them, through its open file), gone when closed, when
@@ -21,7 +23,7 @@ import codecs
 import io
 import json
 import tempfile
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from typing import IO, Any
 
 scanstring: Callable[[str, int, bool], tuple[str, int]] = json.decoder.scanstring  # type: ignore[attr-defined]
@@ -98,11 +100,17 @@ class SpilledText:
         self.file = _temporary(directory)
         self.chars = 0
         self.head = ""
+        self.has_surrogate = False  # a lone surrogate: the message holding it is written as escaped ASCII
 
     def write(self, text: str) -> None:
         if len(self.head) < HEAD_CHARS:
             self.head += text[: HEAD_CHARS - len(self.head)]
-        self.file.write(text.encode("utf-8", "surrogatepass"))
+        try:
+            data = text.encode("utf-8")
+        except UnicodeEncodeError:
+            self.has_surrogate = True
+            data = text.encode("utf-8", "surrogatepass")
+        self.file.write(data)
         self.chars += len(text)
 
     def __len__(self) -> int:
@@ -197,12 +205,13 @@ def json_size(result: Any, json_bytes: Callable[[Any], bytes]) -> int:
     return size + sum(len(json_bytes(piece)) - 2 for piece in spilled.pieces())  # each without its quotes
 
 
-def close_message(message: Any) -> None:
-    """Close (and so remove) the files of a message's spilled texts."""
+def close_message(message: Any, keep: Iterable[SpilledText] = ()) -> None:
+    """Close (and so remove) the files of a message's spilled texts, but those in ``keep`` (passed on)."""
+    kept = {id(text) for text in keep}
     result = message.get("result") if isinstance(message, dict) else None
     for block in result.get("content", []) if isinstance(result, dict) else []:
         for value in block.values() if isinstance(block, dict) else ():
-            if isinstance(value, SpilledText):
+            if isinstance(value, SpilledText) and id(value) not in kept:
                 value.close()
 
 
@@ -328,7 +337,7 @@ class _Envelope:
             while following < len(self.text) and self.text[following] in _SPACE:
                 following += 1
             if following < len(self.text) and self.text[following] in ",:}]":
-                value, self.at = self.scan(self.text, at)  # once: a spelled float is made once (stdio._SPELLED)
+                value, self.at = self.scan(self.text, at)  # once: a spelled float is made once (messages._SPELLED)
                 return value
             if len(self.text) - at > SMALL_VALUE or not self._more():
                 raise _WholeError
