@@ -201,18 +201,6 @@ def test_a_want_answer_stays_within_max_tokens() -> None:
     assert count_tokens(outcome.stdout) <= 300
 
 
-@pytest.fixture
-def steady_ids(monkeypatch: pytest.MonkeyPatch) -> None:
-    """Execution ids of one length in tokens: a random id is 18 to 21 tokens and appears three times in an answer,
-    so whether an optional part (the map) fits a tight budget would otherwise change from run to run."""
-    from itertools import count
-
-    from pflow_structure.cache import store as store_module
-
-    ids = (f"exec-1795873000-{n:08d}" for n in count(10000000))
-    monkeypatch.setattr(store_module, "new_execution_id", lambda now=None: next(ids))
-
-
 def test_a_small_budget_shrinks_the_map_before_the_rows_and_drops_it_before_the_last_row(steady_ids: None) -> None:
     want = "title and state of each issue"
     for budget in (160, 200, 300):
