@@ -120,7 +120,14 @@ def _id_factory(hex_parts: Iterator[str]) -> Callable[..., str]:
     return new_execution_id
 
 
+_REAL_NEW_EXECUTION_ID: list[Callable[..., str]] = []  # ids.new_execution_id, kept before the first stand-in
+
+
 def _use_ids(monkeypatch: pytest.MonkeyPatch, factory: Callable[..., str]) -> None:
+    from pflow_structure.cache import ids
+
+    if not _REAL_NEW_EXECUTION_ID:  # each test starts with the real one (monkeypatch undoes the last test's)
+        _REAL_NEW_EXECUTION_ID.append(ids.new_execution_id)
     # store and redis_store bound the name at import; the pflow integration looks it up in ids at each call
     for module in ("ids", "store", "redis_store"):
         monkeypatch.setattr(f"pflow_structure.cache.{module}.new_execution_id", factory)
@@ -140,22 +147,31 @@ def _shortest_hex_parts() -> tuple[str, ...]:
 
 def _longest_hex_parts() -> Iterator[str]:
     """Digits and letters taking turns (``0a0a0a0a``, ``0a0a0a0b``, ...): each character a token of its own, the
-    most an 8-digit hex part can take (7 tokens more than ``ffffffff``)."""
+    most an 8-digit hex part can take (7 tokens more than ``ffffffff``); 12,960,000 of them."""
     for digits, letters in product(product("0123456789", repeat=4), product("abcdef", repeat=4)):
         yield "".join(d + letter for d, letter in zip(digits, letters))
 
 
+FORCED_IDS_HOOK = REPO / "tests" / "forced_ids"  # its sitecustomize forces the ids in processes a test starts
+
+
 @pytest.fixture(autouse=True)
 def forced_ids(monkeypatch: pytest.MonkeyPatch) -> None:
-    """With PFLOW_STRUCTURE_TEST_IDS=short or long, every execution id made in the test process takes the fewest
-    or the most tokens an id can take, so a test whose outcome depends on the id's length (a random id varies by
-    7 tokens and an answer may show it several times) fails every run rather than now and then. Processes a test
-    starts make their own random ids. ``steady_ids`` still wins where a test asks for it."""
+    """With PFLOW_STRUCTURE_TEST_IDS=short or long, every execution id a test makes takes the fewest or the most
+    tokens an id can take, so a test whose outcome depends on the id's length (a random id varies by 7 tokens and
+    an answer may show it several times) fails every run rather than now and then. Python processes the test starts
+    with this environment make the same kind of ids (tests/forced_ids/sitecustomize.py); those started with an
+    environment of their own make random ones. ``steady_ids`` still wins in the test process where a test asks."""
     length = _forced_id_length()
+    if length == "random":
+        return
     if length == "short":
         _use_ids(monkeypatch, _id_factory(cycle(_shortest_hex_parts())))
-    elif length == "long":
+        monkeypatch.setenv("PFLOW_STRUCTURE_TEST_ID_PARTS", " ".join(_shortest_hex_parts()))
+    else:
         _use_ids(monkeypatch, _id_factory(_longest_hex_parts()))
+    path = os.environ.get("PYTHONPATH")
+    monkeypatch.setenv("PYTHONPATH", os.pathsep.join(filter(None, [str(FORCED_IDS_HOOK), path])))
 
 
 @pytest.fixture
@@ -166,6 +182,17 @@ def steady_ids(forced_ids: None, monkeypatch: pytest.MonkeyPatch) -> None:
     clock's: an id with fixed seconds would read as expired a day later (the cache takes an entry's age from its
     id)."""
     _use_ids(monkeypatch, _id_factory(f"{n:08d}" for n in count(10000000)))
+
+
+@pytest.fixture
+def real_ids(forced_ids: None, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Random ids, in this process and those it starts, whatever PFLOW_STRUCTURE_TEST_IDS says: for a test that
+    steers the id through ``secrets.token_hex`` (which a forced id never calls), and for processes writing
+    hundreds of entries a second into one cache (more than the 419 shortest ids: they would collide)."""
+    from pflow_structure.cache import ids
+
+    _use_ids(monkeypatch, _REAL_NEW_EXECUTION_ID[0] if _REAL_NEW_EXECUTION_ID else ids.new_execution_id)
+    monkeypatch.delenv("PFLOW_STRUCTURE_TEST_IDS", raising=False)
 
 
 @pytest.fixture
