@@ -149,10 +149,24 @@ def _longest_hex_parts() -> Iterator[str]:
     """Digits and letters taking turns (``0a0a0a0a``, ``0a0a0a0b``, ...): each character a token of its own, the
     most an 8-digit hex part can take (7 tokens more than ``ffffffff``); 12,960,000 of them."""
     for digits, letters in product(product("0123456789", repeat=4), product("abcdef", repeat=4)):
-        yield "".join(d + letter for d, letter in zip(digits, letters))
+        yield "".join(d + letter for d, letter in zip(digits, letters, strict=True))
 
 
 FORCED_IDS_HOOK = REPO / "tests" / "forced_ids"  # its sitecustomize forces the ids in processes a test starts
+
+
+def force_ids(monkeypatch: pytest.MonkeyPatch) -> None:
+    """What PFLOW_STRUCTURE_TEST_IDS asks for (the ``forced_ids`` fixture, every test)."""
+    length = _forced_id_length()
+    if length == "short":
+        _use_ids(monkeypatch, _id_factory(cycle(_shortest_hex_parts())))
+        monkeypatch.setenv("PFLOW_STRUCTURE_TEST_ID_PARTS", " ".join(_shortest_hex_parts()))
+    elif length == "long":
+        _use_ids(monkeypatch, _id_factory(_longest_hex_parts()))
+    else:
+        return
+    path = os.environ.get("PYTHONPATH")
+    monkeypatch.setenv("PYTHONPATH", os.pathsep.join(filter(None, [str(FORCED_IDS_HOOK), path])))
 
 
 @pytest.fixture(autouse=True)
@@ -162,16 +176,7 @@ def forced_ids(monkeypatch: pytest.MonkeyPatch) -> None:
     an answer may show it several times) fails every run rather than now and then. Python processes the test starts
     with this environment make the same kind of ids (tests/forced_ids/sitecustomize.py); those started with an
     environment of their own make random ones. ``steady_ids`` still wins in the test process where a test asks."""
-    length = _forced_id_length()
-    if length == "random":
-        return
-    if length == "short":
-        _use_ids(monkeypatch, _id_factory(cycle(_shortest_hex_parts())))
-        monkeypatch.setenv("PFLOW_STRUCTURE_TEST_ID_PARTS", " ".join(_shortest_hex_parts()))
-    else:
-        _use_ids(monkeypatch, _id_factory(_longest_hex_parts()))
-    path = os.environ.get("PYTHONPATH")
-    monkeypatch.setenv("PYTHONPATH", os.pathsep.join(filter(None, [str(FORCED_IDS_HOOK), path])))
+    force_ids(monkeypatch)
 
 
 @pytest.fixture
