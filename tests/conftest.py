@@ -142,7 +142,7 @@ def _shortest_hex_parts() -> tuple[str, ...]:
 
     counted = [("".join(t), count_tokens("exec-1795873000-" + "".join(t))) for t in product("abcdef", repeat=8)]
     fewest = min(n for _, n in counted)
-    return tuple(h for h, n in counted if n == fewest)
+    return tuple(h for h, n in counted if n == fewest)[:1000]  # an environment variable holds them for processes
 
 
 def _longest_hex_parts() -> Iterator[str]:
