@@ -6,6 +6,8 @@ import json
 import os
 import warnings
 from collections.abc import Callable, Iterator
+from functools import lru_cache
+from itertools import count, cycle, product
 from pathlib import Path
 from typing import Any
 
@@ -30,8 +32,22 @@ def _examples_scale() -> float:
     return scale
 
 
+ID_LENGTHS = ("random", "short", "long")
+
+
+def _forced_id_length() -> str:
+    text = os.environ.get("PFLOW_STRUCTURE_TEST_IDS", "random")
+    if text not in ID_LENGTHS:
+        raise pytest.UsageError(
+            f"PFLOW_STRUCTURE_TEST_IDS={text!r}: give the execution ids every in-process test gets: random (the "
+            "default, as in use), short (the fewest tokens an id can take) or long (the most)"
+        )
+    return text
+
+
 def pytest_configure(config: pytest.Config) -> None:
     _examples_scale()  # a bad PFLOW_STRUCTURE_TEST_EXAMPLES stops the run here, naming the fix
+    _forced_id_length()  # and so does a bad PFLOW_STRUCTURE_TEST_IDS
 
 
 def examples(count: int) -> int:
@@ -91,6 +107,97 @@ def isolated_cache(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest
     ):
         monkeypatch.delenv(name, raising=False)
     return cache_dir
+
+
+def _id_factory(hex_parts: Iterator[str]) -> Callable[..., str]:
+    """A stand-in for ``new_execution_id``: the real seconds (the cache reads an entry's age from them), then the
+    next of ``hex_parts``."""
+    import time
+
+    def new_execution_id(now: float | None = None) -> str:
+        return f"exec-{int(time.time() if now is None else now)}-{next(hex_parts)}"
+
+    return new_execution_id
+
+
+_REAL_NEW_EXECUTION_ID: list[Callable[..., str]] = []  # ids.new_execution_id, kept before the first stand-in
+
+
+def _use_ids(monkeypatch: pytest.MonkeyPatch, factory: Callable[..., str]) -> None:
+    from pflow_structure.cache import ids
+
+    if not _REAL_NEW_EXECUTION_ID:  # each test starts with the real one (monkeypatch undoes the last test's)
+        _REAL_NEW_EXECUTION_ID.append(ids.new_execution_id)
+    # store and redis_store bound the name at import; the pflow integration looks it up in ids at each call
+    for module in ("ids", "store", "redis_store"):
+        monkeypatch.setattr(f"pflow_structure.cache.{module}.new_execution_id", factory)
+
+
+@lru_cache(maxsize=1)
+def _shortest_hex_parts() -> tuple[str, ...]:
+    """Every 8-digit hex part whose id takes the fewest tokens (419 with o200k_base, e.g. ``ffffffff``, where a
+    random one takes 1 to 7 more). Only letters can merge into few tokens (each run of digits is a token of its
+    own), so the letters a-f are searched, once per run (about 4 s)."""
+    from pflow_structure.render.tokens import count_tokens
+
+    counted = [("".join(t), count_tokens("exec-1795873000-" + "".join(t))) for t in product("abcdef", repeat=8)]
+    fewest = min(n for _, n in counted)
+    return tuple(h for h, n in counted if n == fewest)[:1000]  # an environment variable holds them for processes
+
+
+def _longest_hex_parts() -> Iterator[str]:
+    """Digits and letters taking turns (``0a0a0a0a``, ``0a0a0a0b``, ...): each character a token of its own, the
+    most an 8-digit hex part can take (7 tokens more than ``ffffffff``); 12,960,000 of them."""
+    for digits, letters in product(product("0123456789", repeat=4), product("abcdef", repeat=4)):
+        yield "".join(d + letter for d, letter in zip(digits, letters, strict=True))
+
+
+FORCED_IDS_HOOK = REPO / "tests" / "forced_ids"  # its sitecustomize forces the ids in processes a test starts
+
+
+def force_ids(monkeypatch: pytest.MonkeyPatch) -> None:
+    """What PFLOW_STRUCTURE_TEST_IDS asks for (the ``forced_ids`` fixture, every test)."""
+    length = _forced_id_length()
+    if length == "short":
+        _use_ids(monkeypatch, _id_factory(cycle(_shortest_hex_parts())))
+        monkeypatch.setenv("PFLOW_STRUCTURE_TEST_ID_PARTS", " ".join(_shortest_hex_parts()))
+    elif length == "long":
+        _use_ids(monkeypatch, _id_factory(_longest_hex_parts()))
+    else:
+        return
+    path = os.environ.get("PYTHONPATH")
+    monkeypatch.setenv("PYTHONPATH", os.pathsep.join(filter(None, [str(FORCED_IDS_HOOK), path])))
+
+
+@pytest.fixture(autouse=True)
+def forced_ids(monkeypatch: pytest.MonkeyPatch) -> None:
+    """With PFLOW_STRUCTURE_TEST_IDS=short or long, every execution id a test makes takes the fewest or the most
+    tokens an id can take, so a test whose outcome depends on the id's length (a random id varies by 7 tokens and
+    an answer may show it several times) fails every run rather than now and then. Python processes the test starts
+    with this environment make the same kind of ids (tests/forced_ids/sitecustomize.py); those started with an
+    environment of their own make random ones. ``steady_ids`` still wins in the test process where a test asks."""
+    force_ids(monkeypatch)
+
+
+@pytest.fixture
+def steady_ids(forced_ids: None, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Execution ids of one length in tokens (``exec-{seconds}-10000000``, ``-10000001``, ...: the hex part is
+    always three tokens). A random id varies by up to 7 tokens and appears several times in an answer, so whether
+    an optional part (the map) fits a tight budget would otherwise change from run to run. The seconds stay the
+    clock's: an id with fixed seconds would read as expired a day later (the cache takes an entry's age from its
+    id)."""
+    _use_ids(monkeypatch, _id_factory(f"{n:08d}" for n in count(10000000)))
+
+
+@pytest.fixture
+def real_ids(forced_ids: None, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Random ids, in this process and those it starts, whatever PFLOW_STRUCTURE_TEST_IDS says: for a test that
+    steers the id through ``secrets.token_hex`` (which a forced id never calls), and for processes writing
+    hundreds of entries a second into one cache (more than the 419 shortest ids: they would collide)."""
+    from pflow_structure.cache import ids
+
+    _use_ids(monkeypatch, _REAL_NEW_EXECUTION_ID[0] if _REAL_NEW_EXECUTION_ID else ids.new_execution_id)
+    monkeypatch.delenv("PFLOW_STRUCTURE_TEST_IDS", raising=False)
 
 
 @pytest.fixture

@@ -203,7 +203,9 @@ def writer(spec: tuple[str, ...], worker: int, results: str, start: Any) -> None
 
 
 @pytest.mark.slow
-def test_concurrent_writers_tear_nothing_and_lose_nothing(spec: tuple[str, ...], tmp_path: Path) -> None:
+def test_concurrent_writers_tear_nothing_and_lose_nothing(
+    spec: tuple[str, ...], tmp_path: Path, real_ids: None
+) -> None:
     context = multiprocessing.get_context("spawn")
     start = context.Barrier(WRITERS)
     results = tmp_path / "results"

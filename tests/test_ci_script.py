@@ -198,3 +198,36 @@ def test_a_job_that_failed_in_the_background_fails_the_step_that_needs_it_with_i
     assert "not reached" not in done.stdout and "after\n" not in done.stdout
     assert "== FAILED (exit 1) after" in done.stdout
     assert done.stderr == "preparing tool failed (exit 1, log above)\n"
+
+
+def test_a_bad_id_length_stops_pytest_with_the_fix() -> None:
+    env = {**os.environ, "PFLOW_STRUCTURE_TEST_IDS": "medium"}
+    collect = ["-m", "pytest", "-q", "-p", "no:cacheprovider", "--collect-only", "tests/test_records.py"]
+    done = subprocess.run([sys.executable, *collect], capture_output=True, text=True, check=False, env=env, cwd=ROOT)
+    assert (done.returncode, done.stdout) == (4, "")
+    assert done.stderr == (
+        "ERROR: PFLOW_STRUCTURE_TEST_IDS='medium': give the execution ids every in-process test gets: random (the "
+        "default, as in use), short (the fewest tokens an id can take) or long (the most)\n\n"
+    )
+
+
+def test_the_compatibility_runs_give_the_shortest_ids_on_3_10_and_the_longest_on_3_13() -> None:
+    assert 'PFLOW_STRUCTURE_TEST_IDS="$2" PFLOW_STRUCTURE_TEST_EXAMPLES=0.2 ".venv-$1/bin/python" -m pytest' in CI
+    assert "PFLOW_STRUCTURE_REQUIRE_PFLOW=1 compat_suite 3.10 short\n" in CI
+    assert 'PFLOW_STRUCTURE_REQUIRE_WANT=1 compat_suite "$1" long\n' in CI
+
+
+def test_forced_long_ids_take_fifteen_tokens_here_and_in_a_process_the_test_starts(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    from pflow_structure.cache import ExecutionCache
+    from pflow_structure.render.tokens import count_tokens
+    from tests.conftest import force_ids
+
+    monkeypatch.setenv("PFLOW_STRUCTURE_TEST_IDS", "long")
+    force_ids(monkeypatch)
+    here = [ExecutionCache(tmp_path / "here").put("n", {}, {"r": n}).execution_id for n in range(2)]
+    code = "import sys; from pflow_structure.cache import new_execution_id as new; print(new(), new())"
+    started = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.split()
+    assert [count_tokens(i) for i in here + started] == [15, 15, 15, 15]
+    assert len(set(here + started)) == 4

@@ -18,7 +18,7 @@ import pytest
 from pflow_structure.cache.store import ExecutionCache
 from pflow_structure.errors import ExecutionNotFoundError
 
-pytestmark = pytest.mark.slow
+pytestmark = [pytest.mark.slow, pytest.mark.usefixtures("real_ids")]  # hundreds of ids a second
 
 WORKERS = 8
 ENTRIES_PER_WORKER = 200

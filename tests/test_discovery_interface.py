@@ -4,12 +4,13 @@ from __future__ import annotations
 
 from typing import Any
 
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from pflow_structure.discovery import MAX_DEPTH, parse_interface
 from pflow_structure.nodes import BUILTIN_NODES
 from pflow_structure.registry import find_node
+from tests.conftest import examples
 
 
 def _doc(*lines: str) -> str:
@@ -203,6 +204,7 @@ def test_builtin_node_docstrings_parse_without_raw() -> None:
         assert (name, raw_paths(parsed)) == (name, [])
 
 
+@settings(max_examples=examples(100), deadline=None)  # a loaded CI machine must not fail it on time alone
 @given(st.text(max_size=300))
 def test_any_text_parses_without_raising(text: str) -> None:
     parsed = parse_interface("Node.\n\nInterface:\n" + text)

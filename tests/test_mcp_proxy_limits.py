@@ -276,6 +276,9 @@ def test_sigterm_inside_asyncio_run_hands_over_to_asyncio_s_own_handler() -> Non
 
     from pflow_structure.mcp.proxy.run import _TerminateAsInterrupt
 
+    # asyncio.run installs its handler only over Python's default one: a shell running the suite in the background
+    # hands it SIGINT ignored (bash does for `cmd &` without job control), and the handover was then never tried
+    previous = signal.signal(signal.SIGINT, signal.default_int_handler)
     terminate = _TerminateAsInterrupt()
     reached: list[str] = []
 
@@ -293,6 +296,7 @@ def test_sigterm_inside_asyncio_run_hands_over_to_asyncio_s_own_handler() -> Non
             asyncio.run(main())
     finally:
         terminate.restore()
+        signal.signal(signal.SIGINT, previous)
     assert reached == ["returned", "cancelled"]
     assert terminate.seen
 

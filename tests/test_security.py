@@ -322,7 +322,9 @@ def _fix_next_id(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(secrets, "token_hex", lambda nbytes=None: FIXED_HEX)
 
 
-def test_put_never_writes_through_a_planted_symlink(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_put_never_writes_through_a_planted_symlink(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, real_ids: None
+) -> None:
     """A symlink at the next entry's name is left alone; the entry goes under a fresh id."""
     directory = tmp_path / "cache"
     directory.mkdir(mode=0o700)

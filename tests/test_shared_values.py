@@ -10,14 +10,14 @@ import json
 from pathlib import Path
 from typing import Any
 
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from pflow_structure.render.fields_text import render_fields_text
 from pflow_structure.render.shared import LEGEND, expand_shared, share_repeats
 from pflow_structure.service import store_outputs
 from pflow_structure.service.answers import read_fields_text_call
-from tests.conftest import REPO
+from tests.conftest import REPO, examples
 
 ALERTS_FILE = REPO / "tests" / "data" / "repeats" / "github_code_scanning_alerts.json"
 
@@ -91,6 +91,7 @@ json_values = st.recursive(
 )
 
 
+@settings(max_examples=examples(100), deadline=None)  # a loaded CI machine must not fail it on time alone
 @given(json_values, st.sampled_from(["", "result", 'data["a b"]']))
 def test_any_value_doubled_reads_back_exactly_after_sharing(value: Any, root: str) -> None:
     doubled = {"a": [value, value], "b": value}

@@ -7,8 +7,6 @@ import re
 from pathlib import Path
 from typing import Any
 
-import pytest
-
 from pflow_structure import Settings, read_fields, registry_run
 from pflow_structure.render.structure_text import describe_entry, hint_path
 from pflow_structure.render.tokens import count_tokens
@@ -199,18 +197,6 @@ def test_a_want_answer_stays_within_max_tokens() -> None:
     )
     assert outcome.exit_code == 0
     assert count_tokens(outcome.stdout) <= 300
-
-
-@pytest.fixture
-def steady_ids(monkeypatch: pytest.MonkeyPatch) -> None:
-    """Execution ids of one length in tokens: a random id is 18 to 21 tokens and appears three times in an answer,
-    so whether an optional part (the map) fits a tight budget would otherwise change from run to run."""
-    from itertools import count
-
-    from pflow_structure.cache import store as store_module
-
-    ids = (f"exec-1795873000-{n:08d}" for n in count(10000000))
-    monkeypatch.setattr(store_module, "new_execution_id", lambda now=None: next(ids))
 
 
 def test_a_small_budget_shrinks_the_map_before_the_rows_and_drops_it_before_the_last_row(steady_ids: None) -> None:
