@@ -7,6 +7,8 @@ import re
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from pflow_structure import Settings, read_fields, registry_run
 from pflow_structure.render.structure_text import describe_entry, hint_path
 from pflow_structure.render.tokens import count_tokens
