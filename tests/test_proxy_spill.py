@@ -18,10 +18,9 @@ import pytest
 
 from pflow_structure.encoding.jsonio import list_items, list_items_in
 from pflow_structure.mcp.proxy import shaping, spill, stdio
-from pflow_structure.mcp.proxy.messages import spilled_texts
 from pflow_structure.mcp.proxy.relay import Proxy
 from pflow_structure.mcp.proxy.remote import Upstream
-from pflow_structure.mcp.proxy.spill import SpilledLine, SpilledText
+from pflow_structure.mcp.proxy.spill import SpilledLine, SpilledText, spilled_texts
 from pflow_structure.mcp.proxy.stdio import TooLong, _Splitter
 from pflow_structure.render.failure_log import read_failures
 from pflow_structure.service import streaming

@@ -109,10 +109,7 @@ def capture_text_lines(
     def lines() -> Iterator[str]:
         return _lines_in(text.pieces() if not isinstance(text, str) else iter((text,)))
 
-    try:
-        return _captured(node_type, params, lines, settings, [["result"]])
-    except _NotOneList:  # never: lines always read
-        return None
+    return _captured(node_type, params, lines, settings, [["result"]])  # lines always read: no _NotOneList
 
 
 def _lines_in(pieces: Iterator[str]) -> Iterator[str]:

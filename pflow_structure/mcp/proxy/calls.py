@@ -86,8 +86,8 @@ class ToolCalls(Listing):
         """The client's answer for the server's. A text of it left in a file (mcp/proxy/spill.py) stays there
         when the result is passed on (an error result, broken JSON): the client's writer writes it from
         the file a piece at a time and closes it (mcp/proxy/stdio.py); any other file is gone when this returns."""
-        from pflow_structure.mcp.proxy.messages import check_encodes, spilled_texts
-        from pflow_structure.mcp.proxy.spill import close_message, json_size, plain_result
+        from pflow_structure.mcp.proxy.messages import check_encodes
+        from pflow_structure.mcp.proxy.spill import close_message, json_size, plain_result, spilled_texts
 
         if "error" in answer:
             return answer

@@ -16,7 +16,7 @@ import weakref
 from collections.abc import Iterator
 from typing import Any
 
-from pflow_structure.mcp.proxy.spill import SpilledText
+from pflow_structure.mcp.proxy.spill import SpilledText, spilled_texts
 
 
 class _SpelledFloat(float):
@@ -129,21 +129,6 @@ def _joined(parts: list[bytes], texts: list[SpilledText], ascii_only: bool) -> I
             if piece:
                 yield escape(piece)[1:-1].encode(charset)
     yield parts[-1]
-
-
-def spilled_texts(message: Any) -> list[SpilledText]:
-    """The texts of a message's result left in files, in the order they are written."""
-    result = message.get("result") if isinstance(message, dict) else None
-    content = result.get("content") if isinstance(result, dict) else None
-    if not isinstance(content, list):
-        return []
-    return [
-        value
-        for block in content
-        if isinstance(block, dict)
-        for value in block.values()
-        if isinstance(value, SpilledText)
-    ]
 
 
 LARGE_LINE = 1 << 20  # a line this long is decoded to text, and its bytes let go, before it is parsed

@@ -36,11 +36,10 @@ import anyio
 from pflow_structure.mcp.proxy.calls import ToolCalls, rpc_result
 from pflow_structure.mcp.proxy.downstream import DEFAULT_START_TIMEOUT, Downstream, DownstreamError, Session
 from pflow_structure.mcp.proxy.gateway import Gateway
-from pflow_structure.mcp.proxy.messages import spilled_texts
 from pflow_structure.mcp.proxy.remote import Upstream
 from pflow_structure.mcp.proxy.repeats import Repeats
 from pflow_structure.mcp.proxy.shaping import DEFAULT_BUDGET, tool_schemas
-from pflow_structure.mcp.proxy.spill import close_message, plain_message
+from pflow_structure.mcp.proxy.spill import close_message, plain_message, spilled_texts
 from pflow_structure.mcp.proxy.toollist import listed_tools, our_tools, proxied_tool
 
 if TYPE_CHECKING:

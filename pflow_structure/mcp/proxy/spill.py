@@ -208,11 +208,24 @@ def json_size(result: Any, json_bytes: Callable[[Any], bytes]) -> int:
 def close_message(message: Any, keep: Iterable[SpilledText] = ()) -> None:
     """Close (and so remove) the files of a message's spilled texts, but those in ``keep`` (passed on)."""
     kept = {id(text) for text in keep}
+    for text in spilled_texts(message):
+        if id(text) not in kept:
+            text.close()
+
+
+def spilled_texts(message: Any) -> list[SpilledText]:
+    """The texts of a message's result left in files, in the order they are written."""
     result = message.get("result") if isinstance(message, dict) else None
-    for block in result.get("content", []) if isinstance(result, dict) else []:
-        for value in block.values() if isinstance(block, dict) else ():
-            if isinstance(value, SpilledText) and id(value) not in kept:
-                value.close()
+    content = result.get("content") if isinstance(result, dict) else None
+    if not isinstance(content, list):
+        return []
+    return [
+        value
+        for block in content
+        if isinstance(block, dict)
+        for value in block.values()
+        if isinstance(value, SpilledText)
+    ]
 
 
 def _spilled_block(block: Any) -> bool:

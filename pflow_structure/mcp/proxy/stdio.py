@@ -41,9 +41,8 @@ from pflow_structure.mcp.proxy.messages import (
     encode,
     encode_pieces,
     parse_float,
-    spilled_texts,
 )
-from pflow_structure.mcp.proxy.spill import SpilledLine
+from pflow_structure.mcp.proxy.spill import SpilledLine, spilled_texts
 from pflow_structure.mcp.proxy.startup import start
 
 _Splitter = Splitter  # its name before lines.py
